@@ -1,0 +1,166 @@
+import type { RateLimit } from '../config';
+import type { Clock } from '../clock';
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { microsToUsd, usdToMicros } from '../money';
+import type { AccountStore, KeyRecord, LedgerEntry } from '../store';
+import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
+
+/** Who is calling: what the auth middleware leaves in res.locals.auth. */
+export interface AuthContext {
+  keyId: string;
+  accountId: string;
+  models: string[] | null;
+  rateLimit: RateLimit | null;
+}
+
+export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked';
+
+export interface KeyView {
+  keyId: string;
+  name: string;
+  models: string[] | null;
+  rateLimit: RateLimit | null;
+  createdAt: number;
+  revoked: boolean;
+}
+
+function keyView(key: KeyRecord): KeyView {
+  return {
+    keyId: key.keyId,
+    name: key.name,
+    models: key.models,
+    rateLimit: key.rateLimit,
+    createdAt: key.createdAt,
+    revoked: key.revokedAt !== null,
+  };
+}
+
+export class AccountsService {
+  constructor(
+    private readonly store: AccountStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async createAccount(name: string, balanceUsd = 0): Promise<{ accountId: string }> {
+    const accountId = newId('acct');
+    await this.store.createAccount({ accountId, name, createdAt: this.clock.now() });
+    const micros = usdToMicros(balanceUsd);
+    if (micros > 0) await this.post(accountId, 'credit', micros, `initial:${accountId}`);
+    return { accountId };
+  }
+
+  async describeAccount(accountId: string) {
+    const account = await this.requireAccount(accountId);
+    const [balance, keys] = await Promise.all([
+      this.store.balanceMicros(accountId),
+      this.store.listKeys(accountId),
+    ]);
+    return {
+      accountId,
+      name: account.name,
+      createdAt: account.createdAt,
+      balanceUsd: microsToUsd(balance ?? 0),
+      keys: keys.map(keyView),
+    };
+  }
+
+  /** Adds money; with a `reference`, a retried credit is applied once. */
+  async credit(
+    accountId: string,
+    amountUsd: number,
+    reference = newId('credit'),
+  ): Promise<{ balanceUsd: number }> {
+    await this.requireAccount(accountId);
+    const entry = await this.post(accountId, 'credit', usdToMicros(amountUsd), reference);
+    return { balanceUsd: microsToUsd(entry.balanceAfterMicros) };
+  }
+
+  async createKey(
+    accountId: string,
+    options: { name?: string; models?: string[]; rateLimit?: RateLimit },
+  ): Promise<{ keyId: string; key: string }> {
+    await this.requireAccount(accountId);
+    const { key, hash } = generateApiKey();
+    const keyId = newId('key');
+    await this.store.insertKey({
+      keyId,
+      accountId,
+      name: options.name ?? keyId,
+      hash,
+      models: options.models ?? null,
+      rateLimit: options.rateLimit ?? null,
+      createdAt: this.clock.now(),
+      revokedAt: null,
+    });
+    return { keyId, key };
+  }
+
+  async revokeKey(keyId: string): Promise<{ keyId: string; revoked: true }> {
+    const key = await this.store.revokeKey(keyId, this.clock.now());
+    if (!key) throw new ApiError('not_found', `No key with keyId ${keyId}`);
+    return { keyId, revoked: true };
+  }
+
+  /** Resolves a presented key to its caller, or says why it cannot. */
+  async authenticate(presented: string | undefined): Promise<AuthContext | AuthFailure> {
+    if (!presented) return 'missing';
+    if (!isWellFormedKey(presented)) return 'malformed';
+    const key = await this.store.findKeyByHash(hashApiKey(presented));
+    if (!key) return 'unknown';
+    if (key.revokedAt !== null) return 'revoked';
+    return { keyId: key.keyId, accountId: key.accountId, models: key.models, rateLimit: key.rateLimit };
+  }
+
+  async balanceUsd(accountId: string): Promise<number> {
+    return microsToUsd((await this.store.balanceMicros(accountId)) ?? 0);
+  }
+
+  /** Takes money or throws 402; idempotent per reference (a retried charge is taken once). */
+  async charge(accountId: string, amountMicros: number, reference: string): Promise<LedgerEntry> {
+    return this.post(accountId, 'charge', amountMicros, reference);
+  }
+
+  /** Gives money back; idempotent per reference, so a retried refund never pays twice. */
+  async refund(accountId: string, amountMicros: number, reference: string): Promise<LedgerEntry> {
+    return this.post(accountId, 'refund', amountMicros, reference);
+  }
+
+  ledger(accountId: string): Promise<LedgerEntry[]> {
+    return this.store.ledger(accountId);
+  }
+
+  private async post(
+    accountId: string,
+    kind: LedgerEntry['kind'],
+    amountMicros: number,
+    reference: string,
+  ): Promise<LedgerEntry> {
+    const result = await this.store.post({ accountId, kind, amountMicros, reference, at: this.clock.now() });
+    switch (result.status) {
+      case 'applied':
+      case 'duplicate':
+        return result.entry;
+      case 'insufficient_balance':
+        throw new ApiError(
+          'insufficient_balance',
+          `Insufficient balance: this needs ${microsToUsd(amountMicros)} USD and the account holds ${microsToUsd(result.balanceMicros)} USD`,
+        );
+      case 'unknown_account':
+        throw new ApiError('not_found', `No account with accountId ${accountId}`);
+    }
+  }
+
+  private async requireAccount(accountId: string) {
+    const account = await this.store.getAccount(accountId);
+    if (!account) throw new ApiError('not_found', `No account with accountId ${accountId}`);
+    return account;
+  }
+}
+
+/** 403 unless the key's allow-list (if any) names `model`. */
+export function assertModelAllowed(auth: AuthContext, model: string): void {
+  if (auth.models !== null && !auth.models.includes(model)) {
+    throw new ApiError('forbidden', `This API key has no access to model ${model}`);
+  }
+}

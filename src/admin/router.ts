@@ -1,0 +1,95 @@
+import express, { type RequestHandler, type Router } from 'express';
+import { z } from 'zod';
+import { secretsEqual } from '../accounts/api-keys';
+import type { AccountsService } from '../accounts/service';
+import { rateLimitSchema } from '../config';
+import { ApiError, ok } from '../errors';
+import { defineRoute } from '../http/routes';
+import { jsonBody, parseOrThrow } from '../http/validate';
+
+const usd = z.number().finite().nonnegative().max(1e9);
+
+const createAccountBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  balanceUsd: usd.optional(),
+});
+
+const creditBody = z.strictObject({
+  amountUsd: usd.positive(),
+  /** Makes the credit idempotent: a retried credit with the same reference is applied once. */
+  reference: z.string().min(1).max(200).optional(),
+});
+
+const createKeyBody = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  models: z.array(z.string().min(1).max(200)).max(1000).optional(),
+  rateLimit: rateLimitSchema.optional(),
+});
+
+function requireAdminToken(token: string): RequestHandler {
+  return (req, _res, next) => {
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!match || !secretsEqual(match[1], token)) {
+      throw new ApiError(
+        'unauthorized',
+        'Missing or invalid admin token: send Authorization: Bearer <admin.token>',
+        {
+          'WWW-Authenticate': 'Bearer',
+        },
+      );
+    }
+    next();
+  };
+}
+
+export interface AdminDeps {
+  accounts: AccountsService;
+  token: string;
+  bodyLimitBytes: number;
+}
+
+/** Mounted under /admin/v1 only when admin.token is configured; otherwise every admin path is a 404. */
+export function adminRouter({ accounts, token, bodyLimitBytes }: AdminDeps): Router {
+  const router = express.Router();
+  const json = jsonBody(bodyLimitBytes);
+  router.use(requireAdminToken(token));
+
+  defineRoute(router, '/accounts', {
+    post: [
+      ...json,
+      async (req, res) => {
+        const body = parseOrThrow(createAccountBody, req.body, 'body');
+        res.json(ok(await accounts.createAccount(body.name, body.balanceUsd)));
+      },
+    ],
+  });
+  defineRoute(router, '/accounts/:accountId', {
+    get: async (req, res) => {
+      res.json(ok(await accounts.describeAccount(req.params.accountId as string)));
+    },
+  });
+  defineRoute(router, '/accounts/:accountId/credits', {
+    post: [
+      ...json,
+      async (req, res) => {
+        const body = parseOrThrow(creditBody, req.body, 'body');
+        res.json(ok(await accounts.credit(req.params.accountId as string, body.amountUsd, body.reference)));
+      },
+    ],
+  });
+  defineRoute(router, '/accounts/:accountId/keys', {
+    post: [
+      ...json,
+      async (req, res) => {
+        const body = parseOrThrow(createKeyBody, req.body ?? {}, 'body');
+        res.json(ok(await accounts.createKey(req.params.accountId as string, body)));
+      },
+    ],
+  });
+  defineRoute(router, '/keys/:keyId', {
+    delete: async (req, res) => {
+      res.json(ok(await accounts.revokeKey(req.params.keyId as string)));
+    },
+  });
+  return router;
+}

@@ -1,0 +1,48 @@
+import express, { type Express } from 'express';
+import { balanceRouter } from './accounts/router';
+import { adminRouter } from './admin/router';
+import { requireApiKey } from './http/auth';
+import { rateLimit } from './http/rate-limit';
+import { errorHandler, unknownRoute } from './http/errors';
+import { healthRouter } from './http/health';
+import { accessLog, requestId, requestMetrics } from './http/request-context';
+import './http/locals';
+import type { Services } from './services';
+
+/** Builds the HTTP application from ready-made services; never listens (supertest drives it directly). */
+export function buildApp(services: Services): Express {
+  const { config, accounts, store, metrics, logger } = services;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', config.server.trustProxy);
+
+  app.use(requestId, accessLog(logger), requestMetrics(metrics));
+  app.use(healthRouter(services));
+
+  if (config.admin.token) {
+    app.use(
+      '/admin/v1',
+      adminRouter({ accounts, token: config.admin.token, bodyLimitBytes: config.server.bodyLimitBytes }),
+    );
+  }
+
+  const api = express.Router();
+  api.use(
+    // Refused before a route matched (401, 429): still one label per surface, not per URL.
+    (_req, res, next) => {
+      res.locals.route = '/api/v1/*';
+      next();
+    },
+    requireApiKey(accounts),
+    rateLimit(store.rateLimiter, config.rateLimits.default, () =>
+      metrics.rateLimitRejections.inc({ surface: 'task_api' }),
+    ),
+  );
+  api.use(balanceRouter(services));
+  app.use('/api/v1', api);
+
+  app.use(unknownRoute);
+  app.use(errorHandler(logger));
+  return app;
+}

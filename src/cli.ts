@@ -1,0 +1,106 @@
+import { buildApp } from './app';
+import { runAdminCli } from './admin/cli';
+import { ConfigError, loadConfig, type Config } from './config';
+import { listen } from './http/server';
+import { closeServices, createServices, type Services } from './services';
+
+const USAGE = `Usage:
+  genway serve [--no-worker]   HTTP API (task API, LLM gateway, admin, metrics) and, unless --no-worker, the workers
+  genway worker                the workers only (task progress, callbacks, webhook deliveries)
+  genway admin <command>       the admin API from a terminal (genway admin help)
+`;
+
+/** Creates the dev account and key of embedded mode and prints how to use them. */
+async function printDevKey(services: Services, config: Config): Promise<void> {
+  const { accountId } = await services.accounts.createAccount('dev', 100);
+  const { key } = await services.accounts.createKey(accountId, { name: 'dev' });
+  const base = `http://${config.server.host === '0.0.0.0' ? '127.0.0.1' : config.server.host}:${config.server.port}`;
+  process.stdout.write(
+    [
+      '',
+      `Genway is running in embedded mode on ${base} (state lives in this process).`,
+      `Dev account ${accountId} holds 100 USD. Dev API key (shown once):`,
+      `  ${key}`,
+      'Try it:',
+      `  curl -s ${base}/api/v1/apikeys/current-balance -H "Authorization: Bearer ${key}"`,
+      '',
+    ].join('\n') + '\n',
+  );
+}
+
+function onSignals(handler: (signal: NodeJS.Signals) => void): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, handler);
+}
+
+async function serve(config: Config, withWorker: boolean): Promise<void> {
+  const services = createServices(config);
+  const { logger } = services;
+  const app = buildApp(services);
+  const running = await listen(app, config.server.host, config.server.port, logger);
+  const stopWorkers = withWorker ? await startWorkers(services) : async () => undefined;
+  logger.info(
+    { port: running.port, host: config.server.host, store: services.store.kind, worker: withWorker },
+    'genway listening',
+  );
+  if (services.store.kind === 'memory' && config.server.port !== 0) await printDevKey(services, config);
+
+  onSignals(async (signal) => {
+    logger.info(
+      { signal, graceMs: config.server.shutdownGraceMs },
+      'shutting down: draining in-flight requests',
+    );
+    await running.drain(config.server.shutdownGraceMs);
+    await stopWorkers();
+    await closeServices(services);
+    logger.info('shutdown complete');
+    logger.flush();
+  });
+}
+
+/** Starts every background worker this process runs; returns how to stop them. */
+async function startWorkers(_services: Services): Promise<() => Promise<void>> {
+  return async () => undefined;
+}
+
+async function worker(config: Config): Promise<void> {
+  const services = createServices(config);
+  const stop = await startWorkers(services);
+  services.logger.info({ store: services.store.kind }, 'genway worker started');
+  onSignals(async () => {
+    await stop();
+    await closeServices(services);
+  });
+}
+
+export async function runCli(argv: string[]): Promise<number | undefined> {
+  const [command = 'serve', ...rest] = argv;
+  if (command === 'admin') return runAdminCli(rest);
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  switch (command) {
+    case 'serve':
+    case 'worker':
+      try {
+        await (command === 'serve' ? serve(config, !rest.includes('--no-worker')) : worker(config));
+      } catch (err) {
+        process.stderr.write(`genway ${command}: cannot start: ${(err as Error).message}\n`);
+        return 1;
+      }
+      return undefined;
+    default:
+      process.stderr.write(`Unknown command: ${command}\n${USAGE}`);
+      return 2;
+  }
+}

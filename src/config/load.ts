@@ -1,0 +1,126 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+import { configSchema, type Config } from './schema';
+
+export class ConfigError extends Error {}
+
+type Plain = Record<string, unknown>;
+type Env = Record<string, string | undefined>;
+
+const DEFAULT_FILE = path.join(__dirname, '..', '..', 'config', 'default.yaml');
+
+function isPlain(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Objects merge key by key; arrays and scalars in `over` replace those in `base`. */
+export function deepMerge(base: Plain, over: Plain): Plain {
+  const out: Plain = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    out[key] = isPlain(value) && isPlain(out[key]) ? deepMerge(out[key] as Plain, value) : value;
+  }
+  return out;
+}
+
+function readYaml(file: string): Plain {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(
+      `config: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+    );
+  }
+  let doc: unknown;
+  try {
+    doc = YAML.parse(text) ?? {};
+  } catch (err) {
+    throw new ConfigError(`config: ${file} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  if (!isPlain(doc)) throw new ConfigError(`config: ${file} must hold a mapping at the top level`);
+  return doc;
+}
+
+function numberOrText(value: string): number | string {
+  return /^-?\d+(\.\d+)?$/.test(value.trim()) ? Number(value) : value;
+}
+
+function list(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+/** Environment variables that win over the files; unset or empty variables change nothing. */
+function fromEnv(env: Env): Plain {
+  const set = (target: Plain, keyPath: string[], value: unknown) => {
+    let node = target;
+    for (const key of keyPath.slice(0, -1)) node = (node[key] ??= {}) as Plain;
+    node[keyPath[keyPath.length - 1]] = value;
+  };
+  const out: Plain = {};
+  const table: [string, string[], (v: string) => unknown][] = [
+    ['PORT', ['server', 'port'], numberOrText],
+    ['HOST', ['server', 'host'], String],
+    ['GENWAY_PUBLIC_URL', ['server', 'publicUrl'], String],
+    ['REDIS_URL', ['store', 'redisUrl'], String],
+    ['GENWAY_STORE_PREFIX', ['store', 'prefix'], String],
+    ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
+    ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
+    ['LOG_LEVEL', ['log', 'level'], String],
+    ['GENWAY_ANTHROPIC_BASE_URL', ['gateway', 'anthropic', 'baseUrl'], String],
+    ['ANTHROPIC_API_KEY', ['gateway', 'anthropic', 'apiKeys'], list],
+    ['GENWAY_OPENAI_BASE_URL', ['gateway', 'openai', 'baseUrl'], String],
+    ['OPENAI_API_KEY', ['gateway', 'openai', 'apiKeys'], list],
+    ['GENWAY_GEMINI_BASE_URL', ['gateway', 'gemini', 'baseUrl'], String],
+    ['GEMINI_API_KEY', ['gateway', 'gemini', 'apiKeys'], list],
+  ];
+  for (const [name, keyPath, convert] of table) {
+    const value = env[name];
+    if (value !== undefined && value !== '') set(out, keyPath, convert(value));
+  }
+  return out;
+}
+
+function describe(issue: z.core.$ZodIssue, input: Plain): string {
+  const key = issue.path.join('.') || '(root)';
+  let got: unknown = input;
+  for (const part of issue.path)
+    got = isPlain(got) || Array.isArray(got) ? (got as Plain)[part as string] : undefined;
+  const shown = got === undefined ? '' : ` (got ${JSON.stringify(got)})`;
+  if (issue.code === 'unrecognized_keys') return `config: ${key}: unknown key(s) ${issue.keys.join(', ')}`;
+  return `config: ${key}: ${issue.message}${shown}`;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+export interface LoadOptions {
+  env?: Env;
+  /** Merged over the files and under the environment; tests use it instead of writing YAML. */
+  overlay?: Plain;
+  defaultsFile?: string;
+}
+
+/** default.yaml <- GENWAY_CONFIG <- overlay <- env, validated and frozen. Throws ConfigError with one line. */
+export function loadConfig({
+  env = process.env,
+  overlay,
+  defaultsFile = DEFAULT_FILE,
+}: LoadOptions = {}): Config {
+  let merged = readYaml(defaultsFile);
+  if (env.GENWAY_CONFIG) merged = deepMerge(merged, readYaml(env.GENWAY_CONFIG));
+  if (overlay) merged = deepMerge(merged, overlay);
+  merged = deepMerge(merged, fromEnv(env));
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describe(parsed.error.issues[0], merged));
+  return deepFreeze(parsed.data);
+}

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+
+const ms = z.number().int().nonnegative();
+const url = z.url({ protocol: /^https?$/ });
+
+export const rateLimitSchema = z.strictObject({
+  ratePerSec: z.number().positive(),
+  burst: z.number().int().positive(),
+});
+export type RateLimit = z.infer<typeof rateLimitSchema>;
+
+const vendorSchema = z.strictObject({
+  baseUrl: url,
+  apiKeys: z.array(z.string().min(1)),
+});
+
+const priceSchema = z.strictObject({
+  inputPerMTokUsd: z.number().nonnegative(),
+  outputPerMTokUsd: z.number().nonnegative(),
+});
+
+export const configSchema = z.strictObject({
+  server: z.strictObject({
+    port: z.number().int().min(0).max(65535),
+    host: z.string().min(1),
+    publicUrl: url,
+    bodyLimitBytes: z.number().int().positive(),
+    shutdownGraceMs: ms,
+    trustProxy: z.boolean(),
+  }),
+  store: z.strictObject({
+    redisUrl: z.url({ protocol: /^rediss?$/ }).optional(),
+    prefix: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, "_", ".", ":" or "-"'),
+  }),
+  admin: z.strictObject({
+    token: z.string().min(16, 'at least 16 characters').optional(),
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+  security: z.strictObject({
+    allowPrivateTargets: z.boolean(),
+    secretsKey: z.string().min(16, 'at least 16 characters').optional(),
+  }),
+  rateLimits: z.strictObject({ default: rateLimitSchema }),
+  sandbox: z.strictObject({ delayMs: ms }),
+  callbacks: z.strictObject({
+    retryDelaysMs: z.array(ms),
+    timeoutMs: ms.positive(),
+  }),
+  webhooks: z.strictObject({
+    headerPrefix: z.string().regex(/^[A-Za-z0-9-]+$/, 'letters, digits or "-"'),
+    retryDelaysMs: z.array(ms),
+    timeoutMs: ms.positive(),
+    rotationGraceMs: ms,
+  }),
+  batches: z.strictObject({
+    ttlMs: ms.positive(),
+    maxBodyBytes: z.number().int().positive(),
+  }),
+  jobs: z.strictObject({
+    lockDurationMs: ms.positive(),
+    stalledIntervalMs: ms.positive(),
+  }),
+  gateway: z.strictObject({
+    connectTimeoutMs: ms.positive(),
+    idleTimeoutMs: ms.positive(),
+    anthropic: vendorSchema.extend({ defaultVersion: z.string().min(1) }),
+    openai: vendorSchema,
+    gemini: vendorSchema,
+    prices: z.record(z.string(), priceSchema),
+  }),
+  // The task-model catalog; its entries are validated by the catalog module, which owns their shape.
+  models: z.array(z.record(z.string(), z.unknown())).optional(),
+});
+
+export type Config = z.infer<typeof configSchema>;

@@ -1,0 +1,2 @@
+export * from './api-error';
+export * from './envelope';

@@ -1,0 +1,38 @@
+import type { RequestHandler } from 'express';
+import type { RateLimit } from '../config';
+import { ApiError } from '../errors';
+import type { RateLimiter } from '../store';
+
+/**
+ * The per-key token bucket as a thrown 429 (the caller decides the body shape through the error renderer).
+ * Returns normally when the request may proceed.
+ */
+export async function enforceRateLimit(
+  limiter: RateLimiter,
+  keyId: string,
+  limit: RateLimit,
+  onReject: () => void,
+): Promise<void> {
+  const decision = await limiter.take(keyId, limit);
+  if (decision.allowed) return;
+  onReject();
+  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  throw new ApiError(
+    'rate_limited',
+    `Rate limit reached for this API key (${limit.ratePerSec} requests/s, burst ${limit.burst}); retry after ${seconds} s`,
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+/** Middleware form, after requireApiKey: the key's own limit, else the configured default. */
+export function rateLimit(
+  limiter: RateLimiter,
+  defaultLimit: RateLimit,
+  onReject: () => void,
+): RequestHandler {
+  return async (_req, res, next) => {
+    const auth = res.locals.auth!;
+    await enforceRateLimit(limiter, auth.keyId, auth.rateLimit ?? defaultLimit, onReject);
+    next();
+  };
+}

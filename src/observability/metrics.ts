@@ -1,0 +1,34 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * Every Prometheus metric Genway exports, defined in one place. Labels never carry key or account ids:
+ * their cardinality would grow with the customer base.
+ */
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'genway_http_requests_total',
+      help: 'HTTP requests answered, by route template, method and status code',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'genway_http_request_duration_seconds',
+      help: 'Time from request start to the last byte of the response, by route template, method and status code',
+      labelNames: ['route', 'method', 'status'] as const,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    rateLimitRejections: new Counter({
+      name: 'genway_rate_limit_rejections_total',
+      help: 'Requests refused with 429 by the per-key rate limit, by surface (task_api, gateway)',
+      labelNames: ['surface'] as const,
+      registers: [registry],
+    }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

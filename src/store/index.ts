@@ -1,0 +1,13 @@
+import type { Config } from '../config';
+import { createMemoryStore } from './memory';
+import { createRedisStore } from './redis';
+import type { Store } from './types';
+
+export * from './types';
+
+/** The one place that knows which adapter runs: Redis when `store.redisUrl` is set, memory otherwise. */
+export function createStore(config: Config): Store {
+  return config.store.redisUrl
+    ? createRedisStore(config.store.redisUrl, config.store.prefix)
+    : createMemoryStore();
+}

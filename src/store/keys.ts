@@ -1,0 +1,27 @@
+/**
+ * Every Redis key Genway writes, in one place, under one namespace (`store.prefix`).
+ * Lua scripts receive these names through KEYS, never build them.
+ */
+export function redisKeys(prefix: string) {
+  const p = `${prefix}:`;
+  return {
+    /** hash: name, createdAt, balance (integer micro-USD) */
+    account: (accountId: string) => `${p}account:${accountId}`,
+    /** set of keyIds */
+    accountKeys: (accountId: string) => `${p}account:${accountId}:keys`,
+    /** list of JSON LedgerEntry, append-only */
+    ledger: (accountId: string) => `${p}account:${accountId}:ledger`,
+    /** hash `${kind}:${reference}` -> JSON LedgerEntry (idempotency of postings) */
+    ledgerRefs: (accountId: string) => `${p}account:${accountId}:ledger-refs`,
+    /** string: JSON KeyRecord, found by the hash of the presented key */
+    keyByHash: (hash: string) => `${p}keyhash:${hash}`,
+    /** string: the hash of key `keyId` (index for admin lookups and revocation) */
+    keyHashOf: (keyId: string) => `${p}key:${keyId}`,
+    /** hash: tokens, ts (token bucket) */
+    rateLimit: (bucketId: string) => `${p}ratelimit:${bucketId}`,
+    /** prefix handed to BullMQ for its queues */
+    bullPrefix: `${prefix}:bull`,
+  };
+}
+
+export type RedisKeys = ReturnType<typeof redisKeys>;

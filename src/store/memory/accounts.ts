@@ -1,0 +1,86 @@
+import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
+
+interface AccountState {
+  record: AccountRecord;
+  balanceMicros: number;
+  keyIds: Set<string>;
+  ledger: LedgerEntry[];
+  refs: Map<string, LedgerEntry>;
+}
+
+/** Embedded mode: one process owns the state, so every method is atomic by running in one tick. */
+export class MemoryAccountStore implements AccountStore {
+  private readonly accounts = new Map<string, AccountState>();
+  private readonly keysByHash = new Map<string, KeyRecord>();
+  private readonly keysById = new Map<string, KeyRecord>();
+
+  async createAccount(account: AccountRecord): Promise<void> {
+    if (this.accounts.has(account.accountId)) return;
+    this.accounts.set(account.accountId, {
+      record: { ...account },
+      balanceMicros: 0,
+      keyIds: new Set(),
+      ledger: [],
+      refs: new Map(),
+    });
+  }
+
+  async getAccount(accountId: string): Promise<AccountRecord | null> {
+    const state = this.accounts.get(accountId);
+    return state ? { ...state.record } : null;
+  }
+
+  async insertKey(key: KeyRecord): Promise<void> {
+    const stored = structuredClone(key);
+    this.keysByHash.set(key.hash, stored);
+    this.keysById.set(key.keyId, stored);
+    this.accounts.get(key.accountId)?.keyIds.add(key.keyId);
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyRecord | null> {
+    const key = this.keysByHash.get(hash);
+    return key ? structuredClone(key) : null;
+  }
+
+  async getKey(keyId: string): Promise<KeyRecord | null> {
+    const key = this.keysById.get(keyId);
+    return key ? structuredClone(key) : null;
+  }
+
+  async listKeys(accountId: string): Promise<KeyRecord[]> {
+    const ids = [...(this.accounts.get(accountId)?.keyIds ?? [])];
+    return ids.map((id) => structuredClone(this.keysById.get(id)!));
+  }
+
+  async revokeKey(keyId: string, at: number): Promise<KeyRecord | null> {
+    const key = this.keysById.get(keyId);
+    if (!key) return null;
+    key.revokedAt ??= at;
+    return structuredClone(key);
+  }
+
+  async balanceMicros(accountId: string): Promise<number | null> {
+    return this.accounts.get(accountId)?.balanceMicros ?? null;
+  }
+
+  async post(request: PostRequest): Promise<PostResult> {
+    const state = this.accounts.get(request.accountId);
+    if (!state) return { status: 'unknown_account' };
+    const refKey = `${request.kind}:${request.reference}`;
+    const previous = state.refs.get(refKey);
+    if (previous) return { status: 'duplicate', entry: { ...previous } };
+    const delta = request.kind === 'charge' ? -request.amountMicros : request.amountMicros;
+    if (state.balanceMicros + delta < 0) {
+      return { status: 'insufficient_balance', balanceMicros: state.balanceMicros };
+    }
+    state.balanceMicros += delta;
+    const entry: LedgerEntry = { ...request, balanceAfterMicros: state.balanceMicros };
+    state.ledger.push(entry);
+    state.refs.set(refKey, entry);
+    return { status: 'applied', entry: { ...entry } };
+  }
+
+  async ledger(accountId: string): Promise<LedgerEntry[]> {
+    return (this.accounts.get(accountId)?.ledger ?? []).map((e) => ({ ...e }));
+  }
+}

@@ -1,0 +1,13 @@
+import type { Store } from '../types';
+import { MemoryAccountStore } from './accounts';
+import { MemoryRateLimiter } from './rate-limiter';
+
+export function createMemoryStore(): Store {
+  return {
+    kind: 'memory',
+    accounts: new MemoryAccountStore(),
+    rateLimiter: new MemoryRateLimiter(),
+    ping: async () => undefined,
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,102 @@
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from '../keys';
+import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
+import { LuaScript } from './scripts';
+
+const ledgerPost = new LuaScript('ledger_post');
+
+/** A key is stored as an immutable JSON record plus a separate revokedAt field, read together. */
+function keyFromHash(record: string | null, revokedAt: string | null): KeyRecord | null {
+  if (!record) return null;
+  const key = JSON.parse(record) as KeyRecord;
+  key.revokedAt = revokedAt ? Number(revokedAt) : null;
+  return key;
+}
+
+export function parsePostReply(reply: unknown): PostResult {
+  const [status, payload] = reply as [string, string | undefined];
+  switch (status) {
+    case 'applied':
+    case 'duplicate':
+      return { status, entry: JSON.parse(payload!) as LedgerEntry };
+    case 'insufficient_balance':
+      return { status, balanceMicros: Number(payload) };
+    case 'unknown_account':
+      return { status };
+    default:
+      throw new Error(`ledger script answered ${String(status)}`);
+  }
+}
+
+export class RedisAccountStore implements AccountStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async createAccount(account: AccountRecord): Promise<void> {
+    await this.redis.hset(this.keys.account(account.accountId), {
+      name: account.name,
+      createdAt: account.createdAt,
+      balance: 0,
+    });
+  }
+
+  async getAccount(accountId: string): Promise<AccountRecord | null> {
+    const [name, createdAt] = await this.redis.hmget(this.keys.account(accountId), 'name', 'createdAt');
+    return name === null ? null : { accountId, name, createdAt: Number(createdAt) };
+  }
+
+  async insertKey(key: KeyRecord): Promise<void> {
+    const { revokedAt: _revoked, ...record } = key;
+    await this.redis
+      .multi()
+      .hset(this.keys.keyByHash(key.hash), { record: JSON.stringify(record) })
+      .set(this.keys.keyHashOf(key.keyId), key.hash)
+      .sadd(this.keys.accountKeys(key.accountId), key.keyId)
+      .exec();
+  }
+
+  async findKeyByHash(hash: string): Promise<KeyRecord | null> {
+    const [record, revokedAt] = await this.redis.hmget(this.keys.keyByHash(hash), 'record', 'revokedAt');
+    return keyFromHash(record, revokedAt);
+  }
+
+  async getKey(keyId: string): Promise<KeyRecord | null> {
+    const hash = await this.redis.get(this.keys.keyHashOf(keyId));
+    return hash ? this.findKeyByHash(hash) : null;
+  }
+
+  async listKeys(accountId: string): Promise<KeyRecord[]> {
+    const ids = await this.redis.smembers(this.keys.accountKeys(accountId));
+    const keys = await Promise.all(ids.map((id) => this.getKey(id)));
+    return keys.filter((k): k is KeyRecord => k !== null).sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async revokeKey(keyId: string, at: number): Promise<KeyRecord | null> {
+    const hash = await this.redis.get(this.keys.keyHashOf(keyId));
+    if (!hash) return null;
+    await this.redis.hsetnx(this.keys.keyByHash(hash), 'revokedAt', at);
+    return this.findKeyByHash(hash);
+  }
+
+  async balanceMicros(accountId: string): Promise<number | null> {
+    const [name, balance] = await this.redis.hmget(this.keys.account(accountId), 'name', 'balance');
+    return name === null ? null : Number(balance ?? 0);
+  }
+
+  async post(request: PostRequest): Promise<PostResult> {
+    const { accountId } = request;
+    const reply = await ledgerPost.run(
+      this.redis,
+      [this.keys.account(accountId), this.keys.ledger(accountId), this.keys.ledgerRefs(accountId)],
+      [accountId, request.kind, request.amountMicros, request.reference, request.at],
+    );
+    return parsePostReply(reply);
+  }
+
+  async ledger(accountId: string): Promise<LedgerEntry[]> {
+    const entries = await this.redis.lrange(this.keys.ledger(accountId), 0, -1);
+    return entries.map((e) => JSON.parse(e) as LedgerEntry);
+  }
+}

@@ -1,0 +1,31 @@
+import { Redis } from 'ioredis';
+import { redisKeys } from '../keys';
+import type { Store } from '../types';
+import { RedisAccountStore } from './accounts';
+import { RedisRateLimiter } from './rate-limiter';
+
+export function createRedisConnection(url: string, name: string): Redis {
+  return new Redis(url, {
+    connectionName: name,
+    // Fail a command after a few reconnect attempts instead of hanging a request forever.
+    maxRetriesPerRequest: 3,
+    lazyConnect: false,
+  });
+}
+
+export function createRedisStore(url: string, prefix: string): Store & { readonly redis: Redis } {
+  const redis = createRedisConnection(url, 'genway');
+  const keys = redisKeys(prefix);
+  return {
+    kind: 'redis',
+    redis,
+    accounts: new RedisAccountStore(redis, keys),
+    rateLimiter: new RedisRateLimiter(redis, keys),
+    ping: async () => {
+      await redis.ping();
+    },
+    close: async () => {
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

@@ -1,0 +1,4 @@
+-- needs: ledger_lib
+-- KEYS: account, ledger, ledgerRefs
+-- ARGV: accountId, kind, amountMicros, reference, at
+return ledger_post(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]))

@@ -1,0 +1,250 @@
+import type { KeyRecord, Store } from '../../src/store';
+import { storeAdapters } from './stores';
+
+const adapters = storeAdapters();
+
+function key(overrides: Partial<KeyRecord> = {}): KeyRecord {
+  return {
+    keyId: 'key_1',
+    accountId: 'acct_1',
+    name: 'k',
+    hash: 'h'.repeat(64),
+    models: null,
+    rateLimit: null,
+    createdAt: 1000,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract (%s)', (_name, adapter) => {
+  let store: Store;
+
+  beforeEach(async () => {
+    store = adapter.create();
+    await store.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1000 });
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  test('an account reads back as written, with a zero balance', async () => {
+    expect(await store.accounts.getAccount('acct_1')).toEqual({
+      accountId: 'acct_1',
+      name: 'Acme',
+      createdAt: 1000,
+    });
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
+    expect(await store.accounts.getAccount('acct_nope')).toBeNull();
+    expect(await store.accounts.balanceMicros('acct_nope')).toBeNull();
+  });
+
+  test('keys are found by hash and by id, listed per account, revoked once', async () => {
+    const k = key({ models: ['image-gen', 'claude-x'], rateLimit: { ratePerSec: 2, burst: 3 } });
+    await store.accounts.insertKey(k);
+    await store.accounts.insertKey(key({ keyId: 'key_2', hash: 'g'.repeat(64), createdAt: 2000 }));
+    expect(await store.accounts.findKeyByHash(k.hash)).toEqual(k);
+    expect(await store.accounts.getKey('key_1')).toEqual(k);
+    expect(await store.accounts.findKeyByHash('x'.repeat(64))).toBeNull();
+    expect((await store.accounts.listKeys('acct_1')).map((x) => x.keyId)).toEqual(['key_1', 'key_2']);
+
+    expect((await store.accounts.revokeKey('key_1', 5000))?.revokedAt).toBe(5000);
+    expect((await store.accounts.revokeKey('key_1', 9000))?.revokedAt).toBe(5000);
+    expect((await store.accounts.findKeyByHash(k.hash))?.revokedAt).toBe(5000);
+    expect(await store.accounts.revokeKey('key_nope', 1)).toBeNull();
+  });
+
+  test('credit, charge and refund move the balance and append to the ledger', async () => {
+    const post = (kind: 'credit' | 'charge' | 'refund', amountMicros: number, reference: string) =>
+      store.accounts.post({ accountId: 'acct_1', kind, amountMicros, reference, at: 1 });
+    expect(await post('credit', 1_000_000, 'c1')).toMatchObject({
+      status: 'applied',
+      entry: { balanceAfterMicros: 1_000_000 },
+    });
+    expect(await post('charge', 300_000, 'task:a')).toMatchObject({
+      status: 'applied',
+      entry: { balanceAfterMicros: 700_000 },
+    });
+    expect(await post('refund', 300_000, 'task:a')).toMatchObject({
+      status: 'applied',
+      entry: { balanceAfterMicros: 1_000_000 },
+    });
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(1_000_000);
+    const ledger = await store.accounts.ledger('acct_1');
+    expect(ledger).toEqual([
+      {
+        accountId: 'acct_1',
+        kind: 'credit',
+        amountMicros: 1_000_000,
+        reference: 'c1',
+        at: 1,
+        balanceAfterMicros: 1_000_000,
+      },
+      {
+        accountId: 'acct_1',
+        kind: 'charge',
+        amountMicros: 300_000,
+        reference: 'task:a',
+        at: 1,
+        balanceAfterMicros: 700_000,
+      },
+      {
+        accountId: 'acct_1',
+        kind: 'refund',
+        amountMicros: 300_000,
+        reference: 'task:a',
+        at: 1,
+        balanceAfterMicros: 1_000_000,
+      },
+    ]);
+  });
+
+  test('a posting is idempotent per (reference, kind): a retried refund never pays twice', async () => {
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 500,
+      reference: 'c',
+      at: 1,
+    });
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'charge',
+      amountMicros: 200,
+      reference: 'task:t',
+      at: 2,
+    });
+    const first = await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'refund',
+      amountMicros: 200,
+      reference: 'task:t',
+      at: 3,
+    });
+    const retry = await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'refund',
+      amountMicros: 200,
+      reference: 'task:t',
+      at: 4,
+    });
+    expect(first.status).toBe('applied');
+    expect(retry).toEqual({ status: 'duplicate', entry: first.status === 'applied' ? first.entry : null });
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(500);
+    expect(await store.accounts.ledger('acct_1')).toHaveLength(3);
+  });
+
+  test('a charge that does not fit the balance changes nothing', async () => {
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 100,
+      reference: 'c',
+      at: 1,
+    });
+    expect(
+      await store.accounts.post({
+        accountId: 'acct_1',
+        kind: 'charge',
+        amountMicros: 101,
+        reference: 'x',
+        at: 2,
+      }),
+    ).toEqual({ status: 'insufficient_balance', balanceMicros: 100 });
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(100);
+    expect(await store.accounts.ledger('acct_1')).toHaveLength(1);
+    // the refused reference is still free: a later charge that fits goes through
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 1,
+      reference: 'c2',
+      at: 3,
+    });
+    expect(
+      (
+        await store.accounts.post({
+          accountId: 'acct_1',
+          kind: 'charge',
+          amountMicros: 101,
+          reference: 'x',
+          at: 4,
+        })
+      ).status,
+    ).toBe('applied');
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
+  });
+
+  test('posting to an unknown account is refused', async () => {
+    expect(
+      await store.accounts.post({
+        accountId: 'acct_nope',
+        kind: 'credit',
+        amountMicros: 1,
+        reference: 'c',
+        at: 1,
+      }),
+    ).toEqual({ status: 'unknown_account' });
+  });
+
+  test('concurrent charges never overdraw: 50 charges of 1 against a balance of 20', async () => {
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 20,
+      reference: 'c',
+      at: 1,
+    });
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        store.accounts.post({
+          accountId: 'acct_1',
+          kind: 'charge',
+          amountMicros: 1,
+          reference: `r${i}`,
+          at: 2,
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'applied')).toHaveLength(20);
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
+  });
+});
+
+describe.each(adapters.map((a) => [a.name, a] as const))('RateLimiter contract (%s)', (_name, adapter) => {
+  let store: Store;
+  beforeEach(() => {
+    store = adapter.create();
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  test('a full bucket allows `burst` requests, then refuses with the time until the next token', async () => {
+    const limit = { ratePerSec: 0.5, burst: 3 };
+    const decisions = [];
+    for (let i = 0; i < 5; i++) decisions.push(await store.rateLimiter.take('key_a', limit));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
+    // one token at 0.5/s takes up to 2 s
+    expect(decisions[3].retryAfterMs).toBeGreaterThan(1900);
+    expect(decisions[3].retryAfterMs).toBeLessThanOrEqual(2000);
+  });
+
+  test('buckets are per id', async () => {
+    const limit = { ratePerSec: 0.001, burst: 1 };
+    expect((await store.rateLimiter.take('key_a', limit)).allowed).toBe(true);
+    expect((await store.rateLimiter.take('key_a', limit)).allowed).toBe(false);
+    expect((await store.rateLimiter.take('key_b', limit)).allowed).toBe(true);
+  });
+
+  test('tokens refill at the configured rate', async () => {
+    const limit = { ratePerSec: 50, burst: 1 };
+    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(true);
+    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(false);
+    await new Promise((r) => setTimeout(r, 60)); // 50/s: a token every 20 ms
+    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(true);
+  });
+});
