@@ -1,0 +1,30 @@
+import type { BillingSnapshot, PreparedTask } from '../catalog/types';
+
+export type TaskState = 'pending' | 'processing' | 'success' | 'failed';
+
+export interface TaskRecord {
+  taskId: string;
+  accountId: string;
+  keyId: string;
+  model: string;
+  state: TaskState;
+  requestType: 'async' | 'callback';
+  callbackUrl?: string;
+  provider: 'auto' | 'value' | 'official';
+  prepared: PreparedTask;
+  createTime: number;
+  completeTime?: number;
+  costTime?: number;
+  resultUrls?: string[];
+  failCode?: string;
+  failMsg?: string;
+  billing?: BillingSnapshot;
+  /** Set when the task is an item of a batch (its webhook is the batch's business). */
+  batch?: { batchId: string; clientItemId: string };
+}
+
+/**
+ * Called by the worker once a task is terminal, inside the durable job (a listener that throws makes the job
+ * retry, so listeners must be idempotent). Batches use it to enqueue their per-item webhook.
+ */
+export type TerminalListener = (task: TaskRecord) => Promise<void>;
