@@ -3,6 +3,7 @@ import { runAdminCli } from './admin/cli';
 import { ConfigError, loadConfig, type Config } from './config';
 import { listen } from './http/server';
 import { closeServices, createServices, type Services } from './services';
+import { startWorkers } from './workers';
 
 const USAGE = `Usage:
   genway serve [--no-worker]   HTTP API (task API, LLM gateway, admin, metrics) and, unless --no-worker, the workers
@@ -37,7 +38,7 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
   const { logger } = services;
   const app = buildApp(services);
   const running = await listen(app, config.server.host, config.server.port, logger);
-  const stopWorkers = withWorker ? await startWorkers(services) : async () => undefined;
+  if (withWorker) startWorkers(services);
   logger.info(
     { port: running.port, host: config.server.host, store: services.store.kind, worker: withWorker },
     'genway listening',
@@ -50,25 +51,19 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
       'shutting down: draining in-flight requests',
     );
     await running.drain(config.server.shutdownGraceMs);
-    await stopWorkers();
     await closeServices(services);
     logger.info('shutdown complete');
     logger.flush();
   });
 }
 
-/** Starts every background worker this process runs; returns how to stop them. */
-async function startWorkers(_services: Services): Promise<() => Promise<void>> {
-  return async () => undefined;
-}
-
 async function worker(config: Config): Promise<void> {
   const services = createServices(config);
-  const stop = await startWorkers(services);
+  startWorkers(services);
   services.logger.info({ store: services.store.kind }, 'genway worker started');
   onSignals(async () => {
-    await stop();
     await closeServices(services);
+    services.logger.info('worker stopped');
   });
 }
 

@@ -1,6 +1,7 @@
 import { AccountsService } from './accounts/service';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
+import { createScheduler, type Scheduler } from './jobs';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
 import { createStore, type Store } from './store';
@@ -13,6 +14,7 @@ export interface Services {
   metrics: Metrics;
   store: Store;
   accounts: AccountsService;
+  scheduler: Scheduler;
 }
 
 export interface ServiceOverrides {
@@ -26,9 +28,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const metrics = createMetrics();
   const store = createStore(config);
   const accounts = new AccountsService(store.accounts, clock);
-  return { config, clock, logger, metrics, store, accounts };
+  const scheduler = createScheduler(config, logger);
+  return { config, clock, logger, metrics, store, accounts, scheduler };
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  await services.scheduler.close();
   await services.store.close();
 }

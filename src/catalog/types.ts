@@ -58,7 +58,10 @@ export interface TaskModel {
    */
   prepare(input: unknown, context: PrepareContext): Promise<PreparedTask>;
   /** Final charge and billing object of a settled smart-duration task. */
-  settle?(settlement: NonNullable<PreparedTask['settlement']>, outputSeconds: number): {
+  settle?(
+    settlement: NonNullable<PreparedTask['settlement']>,
+    outputSeconds: number,
+  ): {
     finalMicros: number;
     billing: BillingSnapshot;
   };

@@ -61,6 +61,7 @@ export const configSchema = z.strictObject({
   jobs: z.strictObject({
     lockDurationMs: ms.positive(),
     stalledIntervalMs: ms.positive(),
+    concurrency: z.number().int().positive(),
   }),
   gateway: z.strictObject({
     connectTimeoutMs: ms.positive(),

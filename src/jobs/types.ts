@@ -8,7 +8,10 @@ export type QueueName = 'task-progress' | 'deliveries';
 export interface JobOptions {
   /** Run no earlier than this many ms from now. */
   delayMs?: number;
-  /** Deduplication: while a job with this id is waiting, delayed or active, adding it again does nothing. */
+  /**
+   * Deduplication: while a job with this id is waiting, delayed or active, adding it again does nothing. So a job
+   * that schedules its own next attempt must give it a different id (e.g. `${eventId}:attempt:2`).
+   */
   jobId?: string;
 }
 

@@ -1,0 +1,85 @@
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Config } from '../config';
+import type { Logger } from '../observability/logger';
+import { redisKeys } from '../store/keys';
+import { MAX_ATTEMPTS } from './memory';
+import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
+
+/** BullMQ refuses ':' in custom ids; ours use it as a separator. */
+function bullJobId(jobId: string): string {
+  return jobId.replaceAll(':', '~');
+}
+
+/**
+ * Clustered mode: BullMQ queues in Redis. An acknowledged job survives any process's crash: a job whose worker
+ * died is taken over by another worker once its lock (jobs.lockDurationMs) lapses.
+ */
+export class BullScheduler implements Scheduler {
+  private readonly connection: Redis;
+  private readonly queues = new Map<QueueName, Queue>();
+  private readonly workers: Worker[] = [];
+  private readonly prefix: string;
+
+  constructor(
+    redisUrl: string,
+    storePrefix: string,
+    private readonly jobs: Config['jobs'],
+    private readonly logger: Logger,
+  ) {
+    // BullMQ needs maxRetriesPerRequest: null on the connections its workers block on.
+    this.connection = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: 'genway-jobs' });
+    this.prefix = redisKeys(storePrefix).bullPrefix;
+  }
+
+  async enqueue<T extends object>(queue: QueueName, payload: T, options: JobOptions = {}): Promise<void> {
+    await this.queue(queue).add(queue, payload, {
+      delay: options.delayMs,
+      jobId: options.jobId ? bullJobId(options.jobId) : undefined,
+      attempts: MAX_ATTEMPTS,
+      backoff: { type: 'exponential', delay: 1000 },
+      removeOnComplete: true,
+      removeOnFail: { count: 1000 },
+    });
+  }
+
+  work<T extends object>(queue: QueueName, handler: JobHandler<T>): void {
+    const worker = new Worker(
+      queue,
+      async (job) => handler(job.data as T, { jobId: job.id ?? '', attemptsMade: job.attemptsMade }),
+      {
+        connection: this.connection as unknown as ConnectionOptions,
+        prefix: this.prefix,
+        concurrency: this.jobs.concurrency,
+        lockDuration: this.jobs.lockDurationMs,
+        stalledInterval: this.jobs.stalledIntervalMs,
+        // A job whose worker crashed is retried, not failed: at-least-once.
+        maxStalledCount: MAX_ATTEMPTS,
+      },
+    );
+    worker.on('failed', (job, err) =>
+      this.logger.warn({ err, queue, jobId: job?.id, attemptsMade: job?.attemptsMade }, 'job attempt failed'),
+    );
+    worker.on('error', (err) => this.logger.error({ err, queue }, 'job worker error'));
+    this.workers.push(worker);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.workers.map((w) => w.close()));
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    await this.connection.quit().catch(() => this.connection.disconnect());
+  }
+
+  private queue(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, {
+        connection: this.connection as unknown as ConnectionOptions,
+        prefix: this.prefix,
+      });
+      queue.on('error', (err) => this.logger.error({ err, queue: name }, 'job queue error'));
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+}
