@@ -19,6 +19,12 @@ export function redisKeys(prefix: string) {
     keyHashOf: (keyId: string) => `${p}key:${keyId}`,
     /** hash: tokens, ts (token bucket) */
     rateLimit: (bucketId: string) => `${p}ratelimit:${bucketId}`,
+    /** string: JSON BatchRecord, expires with the batch */
+    batch: (batchId: string) => `${p}batch:${batchId}`,
+    /** string: batchId, or the in-flight marker while the first request with this Idempotency-Key runs */
+    batchIdempotencyKey: (accountId: string, keyHash: string) => `${p}batch-key:${accountId}:${keyHash}`,
+    /** string: taskId bound to an item idempotency_key (account-level), expires with its batch */
+    itemIdempotencyKey: (accountId: string, keyHash: string) => `${p}item-key:${accountId}:${keyHash}`,
     /** prefix handed to BullMQ for its queues */
     bullPrefix: `${prefix}:bull`,
   };

@@ -1,3 +1,4 @@
+import type { BatchStore } from '../batches/types';
 import type { RateLimit } from '../config';
 
 export interface AccountRecord {
@@ -75,6 +76,7 @@ export interface Store {
   readonly kind: 'memory' | 'redis';
   readonly accounts: AccountStore;
   readonly rateLimiter: RateLimiter;
+  readonly batches: BatchStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

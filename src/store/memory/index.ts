@@ -1,3 +1,4 @@
+import { MemoryBatchStore } from '../../batches/memory-store';
 import type { Store } from '../types';
 import { MemoryAccountStore } from './accounts';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -7,6 +8,7 @@ export function createMemoryStore(): Store {
     kind: 'memory',
     accounts: new MemoryAccountStore(),
     rateLimiter: new MemoryRateLimiter(),
+    batches: new MemoryBatchStore(),
     ping: async () => undefined,
     close: async () => undefined,
   };

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { RedisBatchStore } from '../../batches/redis-store';
 import { redisKeys } from '../keys';
 import type { Store } from '../types';
 import { RedisAccountStore } from './accounts';
@@ -21,6 +22,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     redis,
     accounts: new RedisAccountStore(redis, keys),
     rateLimiter: new RedisRateLimiter(redis, keys),
+    batches: new RedisBatchStore(redis, keys),
     ping: async () => {
       await redis.ping();
     },

@@ -1,0 +1,106 @@
+import type { BatchRecord } from '../../src/batches/types';
+import type { Store } from '../../src/store';
+import { storeAdapters } from './stores';
+
+const adapters = storeAdapters();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function batch(overrides: Partial<BatchRecord> = {}): BatchRecord {
+  const now = Date.now();
+  return {
+    batchId: 'batch_1',
+    accountId: 'acct_1',
+    model: 'image-gen',
+    idempotencyKey: 'idem-1',
+    payloadHash: 'abc',
+    createdAt: now,
+    expiresAt: now + 60_000,
+    items: [{ ordinal: 0, clientItemId: 'a', taskId: 'task_1', outcome: 'accepted' }],
+    ...overrides,
+  };
+}
+
+describe.each(adapters.map((a) => [a.name, a] as const))('BatchStore contract (%s)', (_name, adapter) => {
+  let store: Store;
+  beforeEach(() => {
+    store = adapter.create();
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  test('the first claim wins; a second while in flight is told so; after save it finds the batch', async () => {
+    const now = Date.now();
+    expect(await store.batches.claim('acct_1', 'idem-1', 60_000, now)).toEqual({ status: 'claimed' });
+    expect(await store.batches.claim('acct_1', 'idem-1', 60_000, now)).toEqual({ status: 'in_flight' });
+    await store.batches.save(batch(), now);
+    expect(await store.batches.claim('acct_1', 'idem-1', 60_000, now)).toEqual({
+      status: 'exists',
+      batch: batch({ createdAt: expect.any(Number), expiresAt: expect.any(Number) }),
+    });
+    expect(await store.batches.get('batch_1', now)).toMatchObject({
+      batchId: 'batch_1',
+      items: [{ taskId: 'task_1' }],
+    });
+  });
+
+  test('idempotency keys are per account', async () => {
+    const now = Date.now();
+    expect((await store.batches.claim('acct_1', 'k', 60_000, now)).status).toBe('claimed');
+    expect((await store.batches.claim('acct_2', 'k', 60_000, now)).status).toBe('claimed');
+  });
+
+  test('concurrent claims of one key: exactly one is claimed', async () => {
+    const now = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => store.batches.claim('acct_1', 'race', 60_000, now)),
+    );
+    expect(results.filter((r) => r.status === 'claimed')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'in_flight')).toHaveLength(9);
+  });
+
+  test('a released claim can be claimed again; a lapsed claim too', async () => {
+    expect((await store.batches.claim('acct_1', 'rel', 60_000, Date.now())).status).toBe('claimed');
+    await store.batches.release('acct_1', 'rel');
+    expect((await store.batches.claim('acct_1', 'rel', 50, Date.now())).status).toBe('claimed');
+    await sleep(80);
+    expect((await store.batches.claim('acct_1', 'rel', 50, Date.now())).status).toBe('claimed');
+  });
+
+  test('release never drops a saved batch', async () => {
+    const now = Date.now();
+    await store.batches.claim('acct_1', 'idem-1', 60_000, now);
+    await store.batches.save(batch(), now);
+    await store.batches.release('acct_1', 'idem-1');
+    expect((await store.batches.claim('acct_1', 'idem-1', 60_000, now)).status).toBe('exists');
+  });
+
+  test('a batch is gone after it expires', async () => {
+    const now = Date.now();
+    await store.batches.save(batch({ batchId: 'batch_short', expiresAt: now + 60 }), now);
+    expect(await store.batches.get('batch_short', now)).not.toBeNull();
+    await sleep(100);
+    expect(await store.batches.get('batch_short', Date.now())).toBeNull();
+  });
+
+  test('item keys bind once per account and can be released only by their task', async () => {
+    const now = Date.now();
+    const exp = now + 60_000;
+    expect(await store.batches.claimItemKey('acct_1', 'item-a', 'task_1', exp, now)).toEqual({
+      status: 'claimed',
+    });
+    expect(await store.batches.claimItemKey('acct_1', 'item-a', 'task_2', exp, now)).toEqual({
+      status: 'exists',
+      taskId: 'task_1',
+    });
+    expect(await store.batches.claimItemKey('acct_2', 'item-a', 'task_3', exp, now)).toEqual({
+      status: 'claimed',
+    });
+    expect(await store.batches.findItemKey('acct_1', 'item-a', now)).toBe('task_1');
+    await store.batches.releaseItemKey('acct_1', 'item-a', 'task_2');
+    expect(await store.batches.findItemKey('acct_1', 'item-a', now)).toBe('task_1');
+    await store.batches.releaseItemKey('acct_1', 'item-a', 'task_1');
+    expect(await store.batches.findItemKey('acct_1', 'item-a', now)).toBeNull();
+  });
+});
