@@ -1,5 +1,14 @@
 import type { BillingSnapshot, PreparedTask } from '../catalog/types';
 
+/** What a batch item's task needs to send its own webhook without reading the batch. */
+export interface BatchLink {
+  batchId: string;
+  clientItemId: string;
+  webhookUrl?: string;
+  /** The webhook secret version the batch was accepted with. */
+  secretVersion?: number;
+}
+
 export type TaskState = 'pending' | 'processing' | 'success' | 'failed';
 
 export interface TaskRecord {
@@ -20,7 +29,7 @@ export interface TaskRecord {
   failMsg?: string;
   billing?: BillingSnapshot;
   /** Set when the task is an item of a batch (its webhook is the batch's business). */
-  batch?: { batchId: string; clientItemId: string };
+  batch?: BatchLink;
 }
 
 /**
