@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { listeningPort, startGenway } from '../helpers/process';
+import { MAIN, listeningPort, startGenway } from '../helpers/process';
 
 const ADMIN = 'process-test-admin-token-000';
 
@@ -92,5 +92,53 @@ describe('the genway process', () => {
     p.kill('SIGTERM');
     await p.exited;
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  test('genway admin drives the admin API from a terminal', async () => {
+    const p = startGenway(['serve'], { PORT: '0', GENWAY_ADMIN_TOKEN: ADMIN });
+    const port = await listeningPort(p);
+    const env = { PATH: process.env.PATH, GENWAY_URL: `http://127.0.0.1:${port}`, GENWAY_ADMIN_TOKEN: ADMIN };
+    const admin = async (...args: string[]) =>
+      JSON.parse((await promisify(execFile)(process.execPath, [MAIN, 'admin', ...args], { env })).stdout);
+    try {
+      const { accountId } = await admin('accounts', 'create', '--name', 'cli', '--balance', '5');
+      expect(accountId).toMatch(/^acct_/);
+      expect(await admin('credits', 'add', accountId, '2.5', '--reference', 'inv-1')).toEqual({
+        balanceUsd: 7.5,
+      });
+      expect(await admin('credits', 'add', accountId, '2.5', '--reference', 'inv-1')).toEqual({
+        balanceUsd: 7.5,
+      });
+      const key = await admin(
+        'keys',
+        'create',
+        accountId,
+        '--name',
+        'ci',
+        '--models',
+        'image-gen,music',
+        '--rate',
+        '2',
+        '--burst',
+        '4',
+      );
+      expect(key.key).toMatch(/^gwk_/);
+      const view = await admin('accounts', 'get', accountId);
+      expect(view).toMatchObject({
+        name: 'cli',
+        balanceUsd: 7.5,
+        keys: [{ keyId: key.keyId, models: ['image-gen', 'music'], rateLimit: { ratePerSec: 2, burst: 4 } }],
+      });
+      expect(await admin('keys', 'revoke', key.keyId)).toEqual({ keyId: key.keyId, revoked: true });
+      await expect(
+        promisify(execFile)(process.execPath, [MAIN, 'admin', 'accounts', 'get', 'acct_nope'], { env }),
+      ).rejects.toMatchObject({
+        code: 1,
+        stderr: 'genway admin: 404 No account with accountId acct_nope\n',
+      });
+    } finally {
+      p.kill();
+      await p.exited;
+    }
   });
 });
