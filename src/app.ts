@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { balanceRouter } from './accounts/router';
 import { adminRouter } from './admin/router';
+import { modelsRouter } from './catalog/router';
 import { requireApiKey } from './http/auth';
 import { rateLimit } from './http/rate-limit';
 import { errorHandler, unknownRoute } from './http/errors';
@@ -40,6 +41,7 @@ export function buildApp(services: Services): Express {
     ),
   );
   api.use(balanceRouter(services));
+  api.use(modelsRouter(services));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

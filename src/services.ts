@@ -1,4 +1,5 @@
 import { AccountsService } from './accounts/service';
+import { createCatalog, type Catalog } from './catalog';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { createScheduler, type Scheduler } from './jobs';
@@ -15,6 +16,7 @@ export interface Services {
   store: Store;
   accounts: AccountsService;
   scheduler: Scheduler;
+  catalog: Catalog;
 }
 
 export interface ServiceOverrides {
@@ -29,7 +31,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const store = createStore(config);
   const accounts = new AccountsService(store.accounts, clock);
   const scheduler = createScheduler(config, logger);
-  return { config, clock, logger, metrics, store, accounts, scheduler };
+  const catalog = createCatalog(config.models);
+  return { config, clock, logger, metrics, store, accounts, scheduler, catalog };
 }
 
 export async function closeServices(services: Services): Promise<void> {

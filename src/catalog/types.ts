@@ -1,4 +1,5 @@
 import type { MediaProbe } from '../outbound/types';
+import type { ModelRoute } from './config';
 
 export type Category = 'image' | 'video' | 'audio' | 'text';
 export type IntegrationType = 'task_api' | 'llm_gateway';
@@ -51,6 +52,8 @@ export interface TaskModel {
   failCodes: readonly string[];
   /** JSON Schema of `input`, generated from the same zod definition that validates it. */
   inputSchema: Record<string, unknown>;
+  /** Where its tasks run (sandbox or relay upstreams), in configured order. */
+  routes: readonly ModelRoute[];
   /**
    * Validates `input` (the whole `input` member of the body, possibly missing) and prices it. Throws
    * ApiError('invalid_request') whose message names the field and the rule, e.g.

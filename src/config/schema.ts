@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelEntrySchema } from '../catalog/config';
 
 const ms = z.number().int().nonnegative();
 const url = z.url({ protocol: /^https?$/ });
@@ -71,8 +72,8 @@ export const configSchema = z.strictObject({
     gemini: vendorSchema,
     prices: z.record(z.string(), priceSchema),
   }),
-  // The task-model catalog; its entries are validated by the catalog module, which owns their shape.
-  models: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** The task-model catalog (shape owned by src/catalog/config.ts). */
+  models: z.array(modelEntrySchema).min(1),
 });
 
 export type Config = z.infer<typeof configSchema>;
