@@ -1,7 +1,10 @@
 import express, { type Express } from 'express';
 import { balanceRouter } from './accounts/router';
 import { adminRouter } from './admin/router';
+import { batchesRouter } from './batches/router';
 import { modelsRouter } from './catalog/router';
+import { filesRouter } from './files/router';
+import { tasksRouter } from './tasks/router';
 import { requireApiKey } from './http/auth';
 import { rateLimit } from './http/rate-limit';
 import { errorHandler, unknownRoute } from './http/errors';
@@ -20,6 +23,7 @@ export function buildApp(services: Services): Express {
 
   app.use(requestId, accessLog(logger), requestMetrics(metrics));
   app.use(healthRouter(services));
+  app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {
     app.use(
@@ -42,6 +46,8 @@ export function buildApp(services: Services): Express {
   );
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));
+  api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
+  api.use(tasksRouter({ tasks: services.tasks, bodyLimitBytes: config.server.bodyLimitBytes }));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

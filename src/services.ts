@@ -1,11 +1,18 @@
 import { AccountsService } from './accounts/service';
+import { BatchService } from './batches/service';
 import { createCatalog, type Catalog } from './catalog';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
+import { FileSigner } from './files/signer';
 import { createScheduler, type Scheduler } from './jobs';
+import { createMediaProbe } from './media/probe';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { publicHttpsUrlProblem } from './outbound/addresses';
+import { createOutboundClient } from './outbound/client';
+import type { MediaProbe, OutboundClient } from './outbound/types';
 import { createStore, type Store } from './store';
+import { TaskService } from './tasks/service';
 
 /** Everything the HTTP layer and the workers depend on, built once per process (the composition root). */
 export interface Services {
@@ -17,6 +24,11 @@ export interface Services {
   accounts: AccountsService;
   scheduler: Scheduler;
   catalog: Catalog;
+  outbound: OutboundClient & { close(): Promise<void> };
+  probe: MediaProbe;
+  signer: FileSigner;
+  tasks: TaskService;
+  batches: BatchService;
 }
 
 export interface ServiceOverrides {
@@ -32,10 +44,60 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const accounts = new AccountsService(store.accounts, clock);
   const scheduler = createScheduler(config, logger);
   const catalog = createCatalog(config.models);
-  return { config, clock, logger, metrics, store, accounts, scheduler, catalog };
+  const allowPrivate = config.security.allowPrivateTargets;
+  const outbound = createOutboundClient({ allowPrivateTargets: allowPrivate });
+  const probe = createMediaProbe(outbound, {
+    timeoutMs: config.media.probeTimeoutMs,
+    maxBytes: config.media.maxProbeBytes,
+  });
+  const signer = new FileSigner(config.security.secretsKey, config.server.publicUrl);
+  const urlProblem = (url: string) => publicHttpsUrlProblem(url, allowPrivate);
+  const tasks = new TaskService({
+    store: store.tasks,
+    accounts,
+    catalog,
+    scheduler,
+    clock,
+    signer,
+    probe,
+    logger,
+    config,
+    callbackUrlProblem: urlProblem,
+  });
+  const batches = new BatchService({
+    store: store.batches,
+    catalog,
+    tasks: {
+      prepare: (model, input) => tasks.prepare(model, input),
+      create: async (auth, model, prepared, taskId, batch) => {
+        await tasks.create(auth, model, prepared, { taskId, batch });
+      },
+      get: (taskId) => tasks.get(taskId),
+    },
+    currentSecretVersion: async () => 1,
+    webhookUrlProblem: urlProblem,
+    clock,
+    ttlMs: config.batches.ttlMs,
+  });
+  return {
+    config,
+    clock,
+    logger,
+    metrics,
+    store,
+    accounts,
+    scheduler,
+    catalog,
+    outbound,
+    probe,
+    signer,
+    tasks,
+    batches,
+  };
 }
 
 export async function closeServices(services: Services): Promise<void> {
   await services.scheduler.close();
+  await services.outbound.close();
   await services.store.close();
 }

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
-import { configSchema, type Config } from './schema';
+import { checkedConfigSchema, type Config } from './schema';
 
 export class ConfigError extends Error {}
 
@@ -120,7 +120,7 @@ export function loadConfig({
   if (env.GENWAY_CONFIG) merged = deepMerge(merged, readYaml(env.GENWAY_CONFIG));
   if (overlay) merged = deepMerge(merged, overlay);
   merged = deepMerge(merged, fromEnv(env));
-  const parsed = configSchema.safeParse(merged);
+  const parsed = checkedConfigSchema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describe(parsed.error.issues[0], merged));
   return deepFreeze(parsed.data);
 }

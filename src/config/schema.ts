@@ -72,8 +72,23 @@ export const configSchema = z.strictObject({
     gemini: vendorSchema,
     prices: z.record(z.string(), priceSchema),
   }),
+  media: z.strictObject({
+    probeTimeoutMs: ms.positive(),
+    maxProbeBytes: z.number().int().positive(),
+  }),
   /** The task-model catalog (shape owned by src/catalog/config.ts). */
   models: z.array(modelEntrySchema).min(1),
+});
+
+/** Rules between keys: replicas on one Redis must share the key that signs URLs and encrypts secrets. */
+export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
+  if (config.store.redisUrl && !config.security.secretsKey) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['security', 'secretsKey'],
+      message: 'is required when store.redisUrl is set (GENWAY_SECRETS_KEY): replicas share it',
+    });
+  }
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import type { z } from 'zod';
 import { ApiError } from '../errors';
@@ -25,5 +26,20 @@ export function jsonBody(limitBytes: number): RequestHandler[] {
     }
     next();
   };
-  return [requireJson, express.json({ limit: limitBytes, strict: false, type: () => true })];
+  return [
+    requireJson,
+    express.json({
+      limit: limitBytes,
+      strict: false,
+      type: () => true,
+      verify: (req, _res, buf) => rawBodies.set(req, buf),
+    }),
+  ];
+}
+
+const rawBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/** The exact bytes of a JSON body parsed by jsonBody (for rules JSON.parse cannot see). */
+export function rawBodyOf(req: IncomingMessage): Buffer | undefined {
+  return rawBodies.get(req);
 }

@@ -19,6 +19,8 @@ export function redisKeys(prefix: string) {
     keyHashOf: (keyId: string) => `${p}key:${keyId}`,
     /** hash: tokens, ts (token bucket) */
     rateLimit: (bucketId: string) => `${p}ratelimit:${bucketId}`,
+    /** string: JSON TaskRecord */
+    task: (taskId: string) => `${p}task:${taskId}`,
     /** string: JSON BatchRecord, expires with the batch */
     batch: (batchId: string) => `${p}batch:${batchId}`,
     /** string: batchId, or the in-flight marker while the first request with this Idempotency-Key runs */

@@ -1,5 +1,6 @@
 import type { BatchStore } from '../batches/types';
 import type { RateLimit } from '../config';
+import type { TaskStore } from '../tasks/types';
 
 export interface AccountRecord {
   accountId: string;
@@ -77,6 +78,7 @@ export interface Store {
   readonly accounts: AccountStore;
   readonly rateLimiter: RateLimiter;
   readonly batches: BatchStore;
+  readonly tasks: TaskStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

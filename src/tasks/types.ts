@@ -37,3 +37,16 @@ export interface TaskRecord {
  * retry, so listeners must be idempotent). Batches use it to enqueue their per-item webhook.
  */
 export type TerminalListener = (task: TaskRecord) => Promise<void>;
+
+export type CreateResult = 'created' | 'insufficient_balance' | 'unknown_account';
+
+export interface TaskStore {
+  /**
+   * Charges `task.prepared.chargeMicros` (ledger reference `task:<taskId>`) and writes the task, in one atomic
+   * step: when the charge does not fit, nothing is written.
+   */
+  createWithCharge(task: TaskRecord): Promise<CreateResult>;
+  get(taskId: string): Promise<TaskRecord | null>;
+  /** Writes `next` only if the stored task is still in one of `from` (compare-and-set); false otherwise. */
+  replace(next: TaskRecord, from: readonly TaskState[]): Promise<boolean>;
+}

@@ -3,11 +3,14 @@ import { deepMerge, loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/observability/logger';
 import { createServices, closeServices, type Services, type ServiceOverrides } from '../../src/services';
 import { buildApp } from '../../src/app';
+import { startWorkers } from '../../src/workers';
 import { redisUrl, uniquePrefix, dropPrefix } from './redis';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestConfigOptions {
+  /** Run the workers in this process, as `genway serve` does (default true). */
+  workers?: boolean;
   redis?: boolean;
   /** Share a namespace between several instances (two replicas on one Redis). */
   prefix?: string;
@@ -21,6 +24,7 @@ export function testConfig({ redis = false, prefix, overlay = {} }: TestConfigOp
     admin: { token: ADMIN_TOKEN },
     log: { level: 'info' },
     store: redis ? { redisUrl, prefix: prefix ?? uniquePrefix() } : {},
+    security: redis ? { secretsKey: 'test-secrets-key-0123456789' } : {},
   };
   return loadConfig({ env: {}, overlay: deepMerge(base, overlay) });
 }
@@ -50,6 +54,7 @@ export function createHarness(options: TestConfigOptions & ServiceOverrides = {}
   const logs = new LogCapture();
   const services = createServices(config, { logger: createLogger(config, logs), clock: options.clock });
   const app = buildApp(services);
+  if (options.workers !== false) startWorkers(services);
   return {
     services,
     app,

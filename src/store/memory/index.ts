@@ -1,12 +1,15 @@
 import { MemoryBatchStore } from '../../batches/memory-store';
+import { MemoryTaskStore } from '../../tasks/memory-store';
 import type { Store } from '../types';
 import { MemoryAccountStore } from './accounts';
 import { MemoryRateLimiter } from './rate-limiter';
 
 export function createMemoryStore(): Store {
+  const accounts = new MemoryAccountStore();
   return {
     kind: 'memory',
-    accounts: new MemoryAccountStore(),
+    accounts,
+    tasks: new MemoryTaskStore(accounts),
     rateLimiter: new MemoryRateLimiter(),
     batches: new MemoryBatchStore(),
     ping: async () => undefined,

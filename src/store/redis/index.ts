@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisBatchStore } from '../../batches/redis-store';
+import { RedisTaskStore } from '../../tasks/redis-store';
 import { redisKeys } from '../keys';
 import type { Store } from '../types';
 import { RedisAccountStore } from './accounts';
@@ -23,6 +24,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     accounts: new RedisAccountStore(redis, keys),
     rateLimiter: new RedisRateLimiter(redis, keys),
     batches: new RedisBatchStore(redis, keys),
+    tasks: new RedisTaskStore(redis, keys),
     ping: async () => {
       await redis.ping();
     },

@@ -1,0 +1,258 @@
+import { z } from 'zod';
+import { assertModelAllowed, type AuthContext } from '../accounts/service';
+import type { AccountsService } from '../accounts/service';
+import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
+import type { Clock } from '../clock';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import { RESULT_URL_LIFETIME_MS, type FileSigner } from '../files/signer';
+import { parseOrThrow } from '../http/validate';
+import { newId } from '../ids';
+import type { Scheduler } from '../jobs';
+import type { Logger } from '../observability/logger';
+import type { MediaProbe } from '../outbound/types';
+import { planSandbox } from '../providers/sandbox';
+import type { BatchLink, TaskRecord, TaskStore, TerminalListener } from './types';
+
+export const PROGRESS_QUEUE = 'task-progress';
+
+interface ProgressJob {
+  taskId: string;
+  step: 'start' | 'finish';
+}
+
+const submitBody = z.strictObject({
+  provider: z
+    .enum(['auto', 'value', 'official'], { error: 'must be one of auto, value, official' })
+    .default('auto'),
+  request_type: z.enum(['async', 'callback'], { error: 'must be one of async, callback' }).default('async'),
+  callback_url: z.string({ error: 'must be a string' }).optional(),
+  input: z.unknown(),
+});
+
+export interface TaskServiceDeps {
+  store: TaskStore;
+  accounts: AccountsService;
+  catalog: Catalog;
+  scheduler: Scheduler;
+  clock: Clock;
+  signer: FileSigner;
+  probe: MediaProbe;
+  logger: Logger;
+  config: Pick<Config, 'sandbox' | 'security'>;
+  /** A reason when `url` is not an acceptable callback target, else null. */
+  callbackUrlProblem(url: string): string | null;
+}
+
+export interface CreateOptions {
+  taskId?: string;
+  requestType?: 'async' | 'callback';
+  callbackUrl?: string;
+  provider?: 'auto' | 'value' | 'official';
+  batch?: BatchLink;
+}
+
+/** The status record of the spec: exactly the fields the task's state carries. */
+export function statusRecord(task: TaskRecord): Record<string, unknown> {
+  const record: Record<string, unknown> = { taskId: task.taskId, state: task.state };
+  if (task.state === 'success') record.resultJson = JSON.stringify({ resultUrls: task.resultUrls ?? [] });
+  if (task.state === 'failed') {
+    record.failCode = task.failCode;
+    record.failMsg = task.failMsg;
+  }
+  record.createTime = task.createTime;
+  if (task.completeTime !== undefined) {
+    record.completeTime = task.completeTime;
+    record.costTime = task.costTime;
+  }
+  if (task.state === 'success' && task.billing) record.billing = task.billing;
+  return record;
+}
+
+/** The envelope of a terminal task as callbacks and webhooks carry it (same shape as the status response). */
+export function statusEnvelope(task: TaskRecord) {
+  return { code: 200, message: 'success', data: statusRecord(task) };
+}
+
+export class TaskService {
+  private readonly listeners: TerminalListener[] = [];
+
+  constructor(private readonly deps: TaskServiceDeps) {}
+
+  /** Called after a task is terminal, inside the durable job (a throwing listener makes the job retry). */
+  onTerminal(listener: TerminalListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** A model by the id in the path; an unknown one is a 400 naming it. */
+  model(modelId: string): TaskModel {
+    const model = this.deps.catalog.get(modelId);
+    if (!model || model.id !== modelId) {
+      throw new ApiError('invalid_request', `model: unknown model ${modelId} (see GET /api/v1/models)`);
+    }
+    return model;
+  }
+
+  prepare(model: TaskModel, input: unknown): Promise<PreparedTask> {
+    return model.prepare(input, { probe: this.deps.probe });
+  }
+
+  /** POST /generateTask/{model}: validate everything, then charge and create in one step, then schedule. */
+  async submit(auth: AuthContext, modelId: string, body: unknown): Promise<{ taskId: string }> {
+    const model = this.model(modelId);
+    assertModelAllowed(auth, model.id);
+    const parsed = parseOrThrow(submitBody, body, 'body');
+    if (parsed.request_type === 'callback') {
+      if (!parsed.callback_url)
+        throw new ApiError('invalid_request', 'callback_url is required when request_type is callback');
+    }
+    if (parsed.callback_url !== undefined) {
+      const problem = this.deps.callbackUrlProblem(parsed.callback_url);
+      if (problem)
+        throw new ApiError('invalid_request', `callback_url must be a public HTTPS URL: ${problem}`);
+    }
+    const prepared = await this.prepare(model, parsed.input);
+    const task = await this.create(auth, model, prepared, {
+      requestType: parsed.request_type,
+      callbackUrl: parsed.request_type === 'callback' ? parsed.callback_url : undefined,
+      provider: parsed.provider,
+    });
+    return { taskId: task.taskId };
+  }
+
+  /**
+   * Charges and creates a task from a prepared input (single submissions and batch items). The progress job is
+   * enqueued before the task is written, so a crash in between leaves at worst a job that finds no task, never an
+   * acknowledged task without a job.
+   */
+  async create(
+    auth: AuthContext,
+    model: TaskModel,
+    prepared: PreparedTask,
+    options: CreateOptions = {},
+  ): Promise<TaskRecord> {
+    const balance = await this.deps.accounts.balanceUsd(auth.accountId);
+    if (balance * 1_000_000 < prepared.chargeMicros) throw this.insufficient(prepared, balance);
+    const task: TaskRecord = {
+      taskId: options.taskId ?? newId('task'),
+      accountId: auth.accountId,
+      keyId: auth.keyId,
+      model: model.id,
+      state: 'pending',
+      requestType: options.requestType ?? 'async',
+      callbackUrl: options.callbackUrl,
+      provider: options.provider ?? 'auto',
+      prepared,
+      createTime: this.deps.clock.now(),
+      batch: options.batch,
+    };
+    await this.deps.scheduler.enqueue<ProgressJob>(
+      PROGRESS_QUEUE,
+      { taskId: task.taskId, step: 'start' },
+      { jobId: `${task.taskId}:start` },
+    );
+    const created = await this.deps.store.createWithCharge(task);
+    if (created === 'insufficient_balance')
+      throw this.insufficient(prepared, await this.deps.accounts.balanceUsd(auth.accountId));
+    if (created === 'unknown_account') throw new ApiError('unauthorized', 'Invalid API key');
+    return task;
+  }
+
+  /** GET /statusTask/{model}?taskId=: another account's task, or one of another model, is the same 404. */
+  async status(auth: AuthContext, modelId: string, taskId: unknown): Promise<Record<string, unknown>> {
+    if (typeof taskId !== 'string' || taskId === '')
+      throw new ApiError('invalid_request', 'query.taskId is required');
+    const task = await this.deps.store.get(taskId);
+    if (!task || task.accountId !== auth.accountId || task.model !== modelId) {
+      throw new ApiError('not_found', `No task ${taskId} for model ${modelId}`);
+    }
+    return statusRecord(task);
+  }
+
+  get(taskId: string): Promise<TaskRecord | null> {
+    return this.deps.store.get(taskId);
+  }
+
+  /** Makes this process a worker of task progress. */
+  registerWorker(): void {
+    this.deps.scheduler.work<ProgressJob>(PROGRESS_QUEUE, (job, context) =>
+      this.progress(job, context.attemptsMade),
+    );
+  }
+
+  private async progress(job: ProgressJob, attemptsMade: number): Promise<void> {
+    const task = await this.deps.store.get(job.taskId);
+    if (!task) {
+      // The job is enqueued just before its task is written: wait a little for it, then drop a job whose
+      // submission was refused.
+      if (attemptsMade < 2) throw new Error(`task ${job.taskId} not written yet`);
+      return;
+    }
+    const model = this.deps.catalog.get(task.model);
+    if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
+    const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
+
+    if (job.step === 'start') {
+      if (task.state === 'pending')
+        await this.deps.store.replace({ ...task, state: 'processing' }, ['pending']);
+      if (task.state === 'pending' || task.state === 'processing') {
+        await this.deps.scheduler.enqueue<ProgressJob>(
+          PROGRESS_QUEUE,
+          { taskId: task.taskId, step: 'finish' },
+          { jobId: `${task.taskId}:finish`, delayMs: plan.delayMs },
+        );
+      }
+      return;
+    }
+
+    let terminal = task;
+    if (task.state === 'pending' || task.state === 'processing') {
+      const completeTime = this.deps.clock.now();
+      const base = { ...task, completeTime, costTime: completeTime - task.createTime };
+      if (plan.outcome.state === 'failed') {
+        terminal = {
+          ...base,
+          state: 'failed',
+          failCode: plan.outcome.failCode,
+          failMsg: plan.outcome.failMsg,
+        };
+      } else {
+        const url = this.deps.signer.url(
+          task.taskId,
+          `0.${plan.outcome.media}`,
+          completeTime + RESULT_URL_LIFETIME_MS,
+        );
+        terminal = { ...base, state: 'success', resultUrls: [url] };
+        if (task.prepared.settlement && model.settle && plan.outcome.outputSeconds !== undefined) {
+          terminal.billing = model.settle(task.prepared.settlement, plan.outcome.outputSeconds).billing;
+        }
+      }
+      if (!(await this.deps.store.replace(terminal, ['pending', 'processing']))) {
+        terminal = (await this.deps.store.get(task.taskId)) ?? terminal;
+      }
+    }
+    await this.settle(terminal, model);
+    for (const listener of this.listeners) await listener(terminal);
+  }
+
+  /** Refunds a failed task in full and a smart-duration task's unused pre-charge; idempotent per task. */
+  private async settle(task: TaskRecord, model: TaskModel): Promise<void> {
+    const charged = task.prepared.chargeMicros;
+    let refund = 0;
+    if (task.state === 'failed') refund = charged;
+    else if (task.state === 'success' && task.billing && task.prepared.settlement && model.settle) {
+      refund = Math.max(
+        0,
+        charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros,
+      );
+    }
+    if (refund > 0) await this.deps.accounts.refund(task.accountId, refund, `task:${task.taskId}`);
+  }
+
+  private insufficient(prepared: PreparedTask, balanceUsd: number): ApiError {
+    return new ApiError(
+      'insufficient_balance',
+      `Insufficient balance: this task costs ${prepared.chargeMicros / 1_000_000} USD and the account holds ${balanceUsd} USD`,
+    );
+  }
+}
