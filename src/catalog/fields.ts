@@ -54,7 +54,9 @@ export function int(name: string, min: number, max: number) {
 export function intOrNumericString(name: string, allowed: (n: number) => boolean, rule: string) {
   const message = `${at(name)} must be ${rule}`;
   return z
-    .union([z.number().int(), z.string().regex(/^-?\d+$/)], { error: requiredOr(name, `must be ${rule}`) })
+    .union([z.number().int({ error: message }), z.string().regex(/^-?\d+$/, { error: message })], {
+      error: requiredOr(name, `must be ${rule}`),
+    })
     .transform((v) => Number(v))
     .refine(allowed, { error: message });
 }

@@ -27,7 +27,7 @@ const submitBody = z.strictObject({
     .default('auto'),
   request_type: z.enum(['async', 'callback'], { error: 'must be one of async, callback' }).default('async'),
   callback_url: z.string({ error: 'must be a string' }).optional(),
-  input: z.unknown(),
+  input: z.unknown().optional(),
 });
 
 export interface TaskServiceDeps {
