@@ -12,5 +12,5 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['test/**', 'bench/**', 'scripts/**'], rules: { 'no-console': 'off' } },
+  { files: ['test/**', 'bench/**', 'scripts/**', 'examples/**'], rules: { 'no-console': 'off' } },
 );

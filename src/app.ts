@@ -5,6 +5,7 @@ import { batchesRouter } from './batches/router';
 import { modelsRouter } from './catalog/router';
 import { filesRouter } from './files/router';
 import { tasksRouter } from './tasks/router';
+import { webhooksRouter } from './webhooks/router';
 import { requireApiKey } from './http/auth';
 import { rateLimit } from './http/rate-limit';
 import { errorHandler, unknownRoute } from './http/errors';
@@ -47,6 +48,7 @@ export function buildApp(services: Services): Express {
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));
   api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
+  api.use(webhooksRouter({ secrets: services.webhookSecrets }));
   api.use(tasksRouter({ tasks: services.tasks, bodyLimitBytes: config.server.bodyLimitBytes }));
   app.use('/api/v1', api);
 

@@ -13,6 +13,9 @@ import { createOutboundClient } from './outbound/client';
 import type { MediaProbe, OutboundClient } from './outbound/types';
 import { createStore, type Store } from './store';
 import { TaskService } from './tasks/service';
+import { DeliveryEngine } from './webhooks/deliveries';
+import { notifyOnTerminal } from './webhooks/events';
+import { WebhookSecrets } from './webhooks/secrets';
 
 /** Everything the HTTP layer and the workers depend on, built once per process (the composition root). */
 export interface Services {
@@ -29,6 +32,8 @@ export interface Services {
   signer: FileSigner;
   tasks: TaskService;
   batches: BatchService;
+  webhookSecrets: WebhookSecrets;
+  deliveries: DeliveryEngine;
 }
 
 export interface ServiceOverrides {
@@ -52,6 +57,21 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   });
   const signer = new FileSigner(config.security.secretsKey, config.server.publicUrl);
   const urlProblem = (url: string) => publicHttpsUrlProblem(url, allowPrivate);
+  const webhookSecrets = new WebhookSecrets(
+    store.webhookSecrets,
+    clock,
+    config.security.secretsKey,
+    config.webhooks.rotationGraceMs,
+  );
+  const deliveries = new DeliveryEngine({
+    scheduler,
+    outbound,
+    secrets: webhookSecrets,
+    clock,
+    logger,
+    metrics,
+    config,
+  });
   const tasks = new TaskService({
     store: store.tasks,
     accounts,
@@ -64,6 +84,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     config,
     callbackUrlProblem: urlProblem,
   });
+  tasks.onTerminal(notifyOnTerminal(deliveries));
   const batches = new BatchService({
     store: store.batches,
     catalog,
@@ -74,7 +95,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       },
       get: (taskId) => tasks.get(taskId),
     },
-    currentSecretVersion: async () => 1,
+    currentSecretVersion: async (accountId) => (await webhookSecrets.current(accountId)).version,
     webhookUrlProblem: urlProblem,
     clock,
     ttlMs: config.batches.ttlMs,
@@ -93,6 +114,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     signer,
     tasks,
     batches,
+    webhookSecrets,
+    deliveries,
   };
 }
 

@@ -6,4 +6,5 @@ import type { Services } from './services';
  */
 export function startWorkers(services: Services): void {
   services.tasks.registerWorker();
+  services.deliveries.registerWorker();
 }

@@ -28,6 +28,19 @@ export function createMetrics() {
       labelNames: ['surface'] as const,
       registers: [registry],
     }),
+    deliveries: new Counter({
+      name: 'genway_deliveries_total',
+      help: 'Callback and webhook delivery attempts by kind and outcome (delivered, retry_scheduled, abandoned, suppressed)',
+      labelNames: ['kind', 'outcome'] as const,
+      registers: [registry],
+    }),
+    deliveryDuration: new Histogram({
+      name: 'genway_delivery_duration_seconds',
+      help: 'Time for a receiver to answer a delivery attempt, by kind',
+      labelNames: ['kind'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
   };
 }
 

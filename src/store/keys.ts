@@ -27,6 +27,8 @@ export function redisKeys(prefix: string) {
     batchIdempotencyKey: (accountId: string, keyHash: string) => `${p}batch-key:${accountId}:${keyHash}`,
     /** string: taskId bound to an item idempotency_key (account-level), expires with its batch */
     itemIdempotencyKey: (accountId: string, keyHash: string) => `${p}item-key:${accountId}:${keyHash}`,
+    /** hash: `v:<n>` -> JSON SecretVersion (ciphertext only), current, max, revokedAt */
+    webhookSecrets: (accountId: string) => `${p}account:${accountId}:webhook-secrets`,
     /** prefix handed to BullMQ for its queues */
     bullPrefix: `${prefix}:bull`,
   };

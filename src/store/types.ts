@@ -1,6 +1,7 @@
 import type { BatchStore } from '../batches/types';
 import type { RateLimit } from '../config';
 import type { TaskStore } from '../tasks/types';
+import type { WebhookSecretStore } from '../webhooks/secret-store';
 
 export interface AccountRecord {
   accountId: string;
@@ -79,6 +80,7 @@ export interface Store {
   readonly rateLimiter: RateLimiter;
   readonly batches: BatchStore;
   readonly tasks: TaskStore;
+  readonly webhookSecrets: WebhookSecretStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,5 +1,6 @@
 import { MemoryBatchStore } from '../../batches/memory-store';
 import { MemoryTaskStore } from '../../tasks/memory-store';
+import { MemoryWebhookSecretStore } from '../../webhooks/secret-store';
 import type { Store } from '../types';
 import { MemoryAccountStore } from './accounts';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -10,6 +11,7 @@ export function createMemoryStore(): Store {
     kind: 'memory',
     accounts,
     tasks: new MemoryTaskStore(accounts),
+    webhookSecrets: new MemoryWebhookSecretStore(),
     rateLimiter: new MemoryRateLimiter(),
     batches: new MemoryBatchStore(),
     ping: async () => undefined,

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { RedisBatchStore } from '../../batches/redis-store';
 import { RedisTaskStore } from '../../tasks/redis-store';
+import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
 import { redisKeys } from '../keys';
 import type { Store } from '../types';
 import { RedisAccountStore } from './accounts';
@@ -25,6 +26,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     rateLimiter: new RedisRateLimiter(redis, keys),
     batches: new RedisBatchStore(redis, keys),
     tasks: new RedisTaskStore(redis, keys),
+    webhookSecrets: new RedisWebhookSecretStore(redis, keys),
     ping: async () => {
       await redis.ping();
     },

@@ -1,0 +1,19 @@
+import express, { type Router } from 'express';
+import { ok } from '../errors';
+import { defineRoute } from '../http/routes';
+import type { WebhookSecrets } from './secrets';
+
+/** The account's webhook signing secret (inside /api/v1: any key of the account sees the same secret). */
+export function webhooksRouter({ secrets }: { secrets: WebhookSecrets }): Router {
+  const router = express.Router();
+  defineRoute(router, '/webhooks/secret', {
+    get: async (_req, res) => void res.json(ok(await secrets.current(res.locals.auth!.accountId))),
+  });
+  defineRoute(router, '/webhooks/secret/rotate', {
+    post: async (_req, res) => void res.json(ok(await secrets.rotate(res.locals.auth!.accountId))),
+  });
+  defineRoute(router, '/webhooks/secret/revoke', {
+    post: async (_req, res) => void res.json(ok(await secrets.revoke(res.locals.auth!.accountId))),
+  });
+  return router;
+}
