@@ -102,10 +102,15 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
       auth: ADMIN,
       body: { name: 'replicas', balanceUsd },
     });
-    const key = await call<{ key: string }>(api2, 'POST', `/admin/v1/accounts/${created.body.data.accountId}/keys`, {
-      auth: ADMIN,
-      body: keyOptions,
-    });
+    const key = await call<{ key: string }>(
+      api2,
+      'POST',
+      `/admin/v1/accounts/${created.body.data.accountId}/keys`,
+      {
+        auth: ADMIN,
+        body: keyOptions,
+      },
+    );
     return key.body.data.key;
   }
 
@@ -130,7 +135,11 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
     const taskId = submitted.body.data.taskId;
     let record: Envelope<{ state: string }> | undefined;
     for (let i = 0; i < 100; i++) {
-      record = (await call<{ state: string }>(api2, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, { auth: key })).body;
+      record = (
+        await call<{ state: string }>(api2, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, {
+          auth: key,
+        })
+      ).body;
       if (record.data.state === 'success') break;
       await sleep(50);
     }
@@ -143,7 +152,9 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
 
   test('batch idempotency holds across replicas and each item webhook is delivered once', async () => {
     const key = await account(5);
-    const secret = await call<{ secret: string; version: number }>(api1, 'GET', '/api/v1/webhooks/secret', { auth: key });
+    const secret = await call<{ secret: string; version: number }>(api1, 'GET', '/api/v1/webhooks/secret', {
+      auth: key,
+    });
     const body = {
       webhook_url: `http://127.0.0.1:${receiverPort}/hooks`,
       items: [0, 1, 2].map((n) => ({
@@ -153,12 +164,23 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
       })),
     };
     const headers = { 'idempotency-key': 'replica-batch' };
-    const first = await call<{ batchId: string; items: { taskId: string }[] }>(api1, 'POST', '/api/v1/generateTask/image-gen/batches', { auth: key, body, headers });
-    const replay = await call<{ batchId: string; replayed: boolean }>(api2, 'POST', '/api/v1/generateTask/image-gen/batches', { auth: key, body, headers });
+    const first = await call<{ batchId: string; items: { taskId: string }[] }>(
+      api1,
+      'POST',
+      '/api/v1/generateTask/image-gen/batches',
+      { auth: key, body, headers },
+    );
+    const replay = await call<{ batchId: string; replayed: boolean }>(
+      api2,
+      'POST',
+      '/api/v1/generateTask/image-gen/batches',
+      { auth: key, body, headers },
+    );
     expect(replay.body.data).toMatchObject({ batchId: first.body.data.batchId, replayed: true });
 
     const taskIds = first.body.data.items.map((i) => i.taskId);
-    for (let i = 0; i < 200 && taskIds.some((t) => !deliveries.some((d) => d.body.includes(t))); i++) await sleep(50);
+    for (let i = 0; i < 200 && taskIds.some((t) => !deliveries.some((d) => d.body.includes(t))); i++)
+      await sleep(50);
     await sleep(500); // room for any duplicate to arrive
     const mine = deliveries.filter((d) => taskIds.some((t) => d.body.includes(t)));
     expect(mine).toHaveLength(3);
@@ -182,7 +204,9 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
     });
     const taskId = submitted.body.data.taskId;
     for (let i = 0; i < 100; i++) {
-      const r = await call<{ state: string }>(api1, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, { auth: key });
+      const r = await call<{ state: string }>(api1, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, {
+        auth: key,
+      });
       if (r.body.data.state === 'processing') break;
       await sleep(25);
     }
@@ -191,7 +215,11 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
     worker = start(['worker']);
     let state = '';
     for (let i = 0; i < 200 && state !== 'success'; i++) {
-      state = (await call<{ state: string }>(api1, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, { auth: key })).body.data.state;
+      state = (
+        await call<{ state: string }>(api1, 'GET', `/api/v1/statusTask/image-gen?taskId=${taskId}`, {
+          auth: key,
+        })
+      ).body.data.state;
       if (state !== 'success') await sleep(50);
     }
     expect(state).toBe('success');
