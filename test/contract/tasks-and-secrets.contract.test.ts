@@ -1,0 +1,117 @@
+import type { Store } from '../../src/store';
+import type { TaskRecord } from '../../src/tasks/types';
+import { storeAdapters } from './stores';
+
+const adapters = storeAdapters();
+
+function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    taskId: 'task_1',
+    accountId: 'acct_1',
+    keyId: 'key_1',
+    model: 'image-gen',
+    state: 'pending',
+    requestType: 'async',
+    provider: 'auto',
+    prepared: {
+      input: { prompt: 'x' },
+      chargeMicros: 300,
+      output: { kind: 'image' },
+      polling: { firstPollSeconds: 30, intervalSeconds: 10 },
+    },
+    createTime: 1000,
+    ...overrides,
+  };
+}
+
+describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s)', (_name, adapter) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = adapter.create();
+    await store.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 1000,
+      reference: 'c',
+      at: 1,
+    });
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  test('charge and create are one step; a charge that does not fit writes nothing', async () => {
+    expect(await store.tasks.createWithCharge(task())).toBe('created');
+    expect(await store.tasks.get('task_1')).toEqual(task());
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
+    expect(
+      await store.tasks.createWithCharge(
+        task({ taskId: 'task_2', prepared: { ...task().prepared, chargeMicros: 701 } }),
+      ),
+    ).toBe('insufficient_balance');
+    expect(await store.tasks.get('task_2')).toBeNull();
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
+    expect(await store.tasks.createWithCharge(task({ taskId: 'task_3', accountId: 'acct_nope' }))).toBe(
+      'unknown_account',
+    );
+  });
+
+  test('concurrent creations never overdraw', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.tasks.createWithCharge(task({ taskId: `task_c${i}` }))),
+    );
+    expect(results.filter((r) => r === 'created')).toHaveLength(3);
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(100);
+  });
+
+  test('replace is compare-and-set on the state', async () => {
+    await store.tasks.createWithCharge(task());
+    expect(await store.tasks.replace(task({ state: 'processing' }), ['pending'])).toBe(true);
+    expect(await store.tasks.replace(task({ state: 'processing' }), ['pending'])).toBe(false);
+    expect(
+      await store.tasks.replace(task({ state: 'success', resultUrls: ['u'] }), ['pending', 'processing']),
+    ).toBe(true);
+    expect(await store.tasks.replace(task({ state: 'failed' }), ['pending', 'processing'])).toBe(false);
+    expect((await store.tasks.get('task_1'))?.state).toBe('success');
+    expect(await store.tasks.replace(task({ taskId: 'task_missing' }), ['pending'])).toBe(false);
+  });
+});
+
+describe.each(adapters.map((a) => [a.name, a] as const))(
+  'WebhookSecretStore contract (%s)',
+  (_name, adapter) => {
+    let store: Store;
+    beforeEach(() => {
+      store = adapter.create();
+    });
+    afterEach(async () => {
+      await store.close();
+      await adapter.cleanup();
+    });
+
+    test('current creates version 1 once; rotate retires it; revoke retires all; versions only grow', async () => {
+      const s = store.webhookSecrets;
+      expect(await s.current('a', 'c1', 10)).toEqual({ version: 1, ciphertext: 'c1', createdAt: 10 });
+      expect(await s.current('a', 'ignored', 11)).toEqual({ version: 1, ciphertext: 'c1', createdAt: 10 });
+      expect(await s.rotate('a', 'c2', 20)).toEqual({ version: 2, ciphertext: 'c2', createdAt: 20 });
+      expect(await s.get('a', 1)).toEqual({ version: 1, ciphertext: 'c1', createdAt: 10, retiredAt: 20 });
+      expect(await s.revokedAt('a')).toBeNull();
+      expect(await s.revoke('a', 30)).toBe(2);
+      expect(await s.get('a', 2)).toEqual({ version: 2, ciphertext: 'c2', createdAt: 20, revokedAt: 30 });
+      expect(await s.revokedAt('a')).toBe(30);
+      expect((await s.current('a', 'c3', 40)).version).toBe(3);
+      expect(await s.get('b', 1)).toBeNull();
+    });
+
+    test('two concurrent first uses get the same version 1', async () => {
+      const [x, y] = await Promise.all([
+        store.webhookSecrets.current('race', 'x', 1),
+        store.webhookSecrets.current('race', 'y', 1),
+      ]);
+      expect(x).toEqual(y);
+      expect(x.version).toBe(1);
+    });
+  },
+);
