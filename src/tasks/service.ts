@@ -11,6 +11,7 @@ import { newId } from '../ids';
 import type { Scheduler } from '../jobs';
 import type { Logger } from '../observability/logger';
 import type { MediaProbe } from '../outbound/types';
+import { orderRoutes, pollUpstream, RelayError, submitUpstream } from '../providers/relay';
 import { planSandbox } from '../providers/sandbox';
 import type { BatchLink, TaskRecord, TaskStore, TerminalListener } from './types';
 
@@ -18,7 +19,20 @@ export const PROGRESS_QUEUE = 'task-progress';
 
 interface ProgressJob {
   taskId: string;
-  step: 'start' | 'finish';
+  step: 'start' | 'finish' | 'poll';
+}
+
+type Outcome =
+  | { state: 'success'; resultUrls: string[]; outputSeconds?: number }
+  | { state: 'failed'; failCode: string; failMsg: string };
+
+/** A relayed task is given up after this many polls without a terminal state. */
+const MAX_POLLS = 2000;
+
+/** The model's own code for "the provider failed". */
+function upstreamFailCode(model: TaskModel): string {
+  for (const code of ['UPSTREAM_ERROR', 'StreamError']) if (model.failCodes.includes(code)) return code;
+  return model.failCodes[model.failCodes.length - 1];
 }
 
 const submitBody = z.strictObject({
@@ -190,49 +204,157 @@ export class TaskService {
     }
     const model = this.deps.catalog.get(task.model);
     if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
-    const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
+    const active = task.state === 'pending' || task.state === 'processing';
 
-    if (job.step === 'start') {
-      if (task.state === 'pending')
-        await this.deps.store.replace({ ...task, state: 'processing' }, ['pending']);
-      if (task.state === 'pending' || task.state === 'processing') {
-        await this.deps.scheduler.enqueue<ProgressJob>(
-          PROGRESS_QUEUE,
-          { taskId: task.taskId, step: 'finish' },
-          { jobId: `${task.taskId}:finish`, delayMs: plan.delayMs },
+    if (!active) return this.afterTerminal(task, model); // a retried job: finish the side effects only
+    if (job.step === 'start') return this.start(task, model);
+    if (job.step === 'poll') return this.poll(task, model);
+    const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
+    await this.complete(
+      task,
+      model,
+      plan.outcome.state === 'failed' ? plan.outcome : this.sandboxSuccess(task, plan.outcome),
+    );
+  }
+
+  /** Picks the route (failing over on 5xx, timeouts and network errors) and starts the task there. */
+  private async start(task: TaskRecord, model: TaskModel): Promise<void> {
+    if (task.route) {
+      // An earlier run of this job got this far and died: make sure the next step is scheduled.
+      const route = model.routes.find((r) => r.id === task.route!.id);
+      if (route?.provider === 'relay') await this.schedule(task.taskId, 'poll', 0, task.route.polls ?? 0);
+      else
+        await this.schedule(
+          task.taskId,
+          'finish',
+          planSandbox(task, model, this.deps.config.sandbox.delayMs).delayMs,
         );
-      }
       return;
     }
-
-    let terminal = task;
-    if (task.state === 'pending' || task.state === 'processing') {
-      const completeTime = this.deps.clock.now();
-      const base = { ...task, completeTime, costTime: completeTime - task.createTime };
-      if (plan.outcome.state === 'failed') {
-        terminal = {
-          ...base,
-          state: 'failed',
-          failCode: plan.outcome.failCode,
-          failMsg: plan.outcome.failMsg,
-        };
-      } else {
-        const url = this.deps.signer.url(
-          task.taskId,
-          `0.${plan.outcome.media}`,
-          completeTime + RESULT_URL_LIFETIME_MS,
-        );
-        terminal = { ...base, state: 'success', resultUrls: [url] };
-        if (task.prepared.settlement && model.settle && plan.outcome.outputSeconds !== undefined) {
-          terminal.billing = model.settle(task.prepared.settlement, plan.outcome.outputSeconds).billing;
-        }
+    const failures: string[] = [];
+    for (const route of orderRoutes(model.routes, task.provider)) {
+      if (route.provider === 'sandbox') {
+        const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
+        await this.deps.store.replace({ ...task, state: 'processing', route: { id: route.id } }, ['pending']);
+        await this.schedule(task.taskId, 'finish', plan.delayMs);
+        return;
       }
-      if (!(await this.deps.store.replace(terminal, ['pending', 'processing']))) {
-        terminal = (await this.deps.store.get(task.taskId)) ?? terminal;
+      try {
+        const upstream = await submitUpstream(route, model.id, task.prepared.input);
+        await this.deps.store.replace(
+          {
+            ...task,
+            state: 'processing',
+            route: { id: route.id, upstreamTaskId: upstream.taskId, polls: 0 },
+          },
+          ['pending'],
+        );
+        await this.schedule(
+          task.taskId,
+          'poll',
+          route.firstPollMs ?? task.prepared.polling.firstPollSeconds * 1000,
+        );
+        return;
+      } catch (err) {
+        if (!(err instanceof RelayError)) throw err;
+        failures.push(err.message);
+        if (!err.retryable) break;
+        this.deps.logger.warn(
+          { taskId: task.taskId, route: route.id, reason: err.message },
+          'relay route failed; trying the next',
+        );
       }
     }
-    await this.settle(terminal, model);
-    for (const listener of this.listeners) await listener(terminal);
+    await this.complete(task, model, {
+      state: 'failed',
+      failCode: upstreamFailCode(model),
+      failMsg: failures.join('; ') || 'No route could run the task',
+    });
+  }
+
+  /** Follows a relayed task upstream at the model's polling interval and mirrors its outcome. */
+  private async poll(task: TaskRecord, model: TaskModel): Promise<void> {
+    const route = model.routes.find((r) => r.id === task.route?.id);
+    if (!route || !task.route?.upstreamTaskId) throw new Error(`task ${task.taskId} has no upstream to poll`);
+    const polls = (task.route.polls ?? 0) + 1;
+    const interval = route.pollIntervalMs ?? task.prepared.polling.intervalSeconds * 1000;
+    let upstream;
+    try {
+      upstream = await pollUpstream(route, model.id, task.route.upstreamTaskId);
+    } catch (err) {
+      if (!(err instanceof RelayError) || !err.retryable || polls >= MAX_POLLS) {
+        return this.complete(task, model, {
+          state: 'failed',
+          failCode: upstreamFailCode(model),
+          failMsg: (err as Error).message,
+        });
+      }
+      upstream = undefined;
+    }
+    if (upstream?.state === 'success') {
+      const { resultUrls } = JSON.parse(upstream.resultJson ?? '{"resultUrls":[]}') as {
+        resultUrls: string[];
+      };
+      return this.complete(task, model, {
+        state: 'success',
+        resultUrls,
+        outputSeconds: upstream.billing?.outputVideoSeconds ?? task.prepared.output.seconds,
+      });
+    }
+    if (upstream?.state === 'failed') {
+      return this.complete(task, model, {
+        state: 'failed',
+        failCode: upstream.failCode ?? upstreamFailCode(model),
+        failMsg: upstream.failMsg ?? 'Upstream failure',
+      });
+    }
+    if (polls >= MAX_POLLS) {
+      return this.complete(task, model, {
+        state: 'failed',
+        failCode: upstreamFailCode(model),
+        failMsg: 'Upstream did not finish in time',
+      });
+    }
+    await this.deps.store.replace({ ...task, route: { ...task.route, polls } }, ['processing']);
+    await this.schedule(task.taskId, 'poll', interval, polls);
+  }
+
+  private sandboxSuccess(task: TaskRecord, outcome: { media: string; outputSeconds?: number }): Outcome {
+    const at = this.deps.clock.now();
+    const url = this.deps.signer.url(task.taskId, `0.${outcome.media}`, at + RESULT_URL_LIFETIME_MS);
+    return { state: 'success', resultUrls: [url], outputSeconds: outcome.outputSeconds };
+  }
+
+  /** Writes the terminal state once (compare-and-set), then settles money and tells the listeners. */
+  private async complete(task: TaskRecord, model: TaskModel, outcome: Outcome): Promise<void> {
+    const completeTime = this.deps.clock.now();
+    const base = { ...task, completeTime, costTime: completeTime - task.createTime };
+    let terminal: TaskRecord;
+    if (outcome.state === 'failed') {
+      terminal = { ...base, state: 'failed', failCode: outcome.failCode, failMsg: outcome.failMsg };
+    } else {
+      terminal = { ...base, state: 'success', resultUrls: outcome.resultUrls };
+      if (task.prepared.settlement && model.settle && outcome.outputSeconds !== undefined) {
+        terminal.billing = model.settle(task.prepared.settlement, outcome.outputSeconds).billing;
+      }
+    }
+    if (!(await this.deps.store.replace(terminal, ['pending', 'processing']))) {
+      terminal = (await this.deps.store.get(task.taskId)) ?? terminal;
+    }
+    await this.afterTerminal(terminal, model);
+  }
+
+  private async afterTerminal(task: TaskRecord, model: TaskModel): Promise<void> {
+    await this.settle(task, model);
+    for (const listener of this.listeners) await listener(task);
+  }
+
+  private schedule(taskId: string, step: ProgressJob['step'], delayMs: number, n = 0): Promise<void> {
+    return this.deps.scheduler.enqueue<ProgressJob>(
+      PROGRESS_QUEUE,
+      { taskId, step },
+      { jobId: `${taskId}:${step}:${n}`, delayMs },
+    );
   }
 
   /** Refunds a failed task in full and a smart-duration task's unused pre-charge; idempotent per task. */

@@ -30,6 +30,8 @@ export interface TaskRecord {
   billing?: BillingSnapshot;
   /** Set when the task is an item of a batch (its webhook is the batch's business). */
   batch?: BatchLink;
+  /** The route that runs the task, and the upstream's task id when it is a relay. */
+  route?: { id: string; upstreamTaskId?: string; polls?: number };
 }
 
 /**
