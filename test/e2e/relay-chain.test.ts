@@ -6,9 +6,12 @@ import { listeningPort, startGenway } from '../helpers/process';
 const ADMIN = 'relay-chain-admin-token-01234';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function json(url: string, init: RequestInit = {}) {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- envelopes of several endpoints, checked by the assertions
+type Body = { code: number; message: string; data: any };
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Body }> {
   const res = await fetch(url, init);
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as Body };
 }
 
 test('two Genway processes chained relay -> sandbox: result and billing intact', async () => {
@@ -66,7 +69,7 @@ test('two Genway processes chained relay -> sandbox: result and billing intact',
       }),
     });
     expect(submitted.status).toBe(200);
-    let status = { body: { data: { state: 'pending' } as Record<string, unknown> } };
+    let status: { body: Body } = { body: { code: 0, message: '', data: { state: 'pending' } } };
     for (let i = 0; i < 100 && status.body.data?.state !== 'success'; i++) {
       await sleep(100);
       status = await json(
