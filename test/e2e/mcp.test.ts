@@ -35,20 +35,20 @@ describe('genway-mcp over stdio, driven by the MCP SDK client', () => {
     genway = startGenway(['serve'], { PORT: '0', GENWAY_ADMIN_TOKEN: ADMIN, GENWAY_CONFIG: '' });
     base = `http://127.0.0.1:${await listeningPort(genway)}`;
     const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-    const acct = await (
+    const acct = (await (
       await fetch(`${base}/admin/v1/accounts`, {
         method: 'POST',
         headers: admin,
         body: JSON.stringify({ name: 'mcp', balanceUsd: 5 }),
       })
-    ).json();
-    const key = await (
+    ).json()) as { data: { accountId: string } };
+    const key = (await (
       await fetch(`${base}/admin/v1/accounts/${acct.data.accountId}/keys`, {
         method: 'POST',
         headers: admin,
         body: '{}',
       })
-    ).json();
+    ).json()) as { data: { key: string } };
     client = await connect(key.data.key);
   });
   afterAll(async () => {
