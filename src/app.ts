@@ -24,12 +24,14 @@ export function buildApp(services: Services): Express {
 
   app.use(requestId, accessLog(logger), requestMetrics(metrics));
   app.use(healthRouter(services));
+  // The LLM gateway (/v1, /v1beta): no body parser, vendor-shaped errors.
+  app.use(services.gateway.handler);
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {
     app.use(
       '/admin/v1',
-      adminRouter({ accounts, token: config.admin.token, bodyLimitBytes: config.server.bodyLimitBytes }),
+      adminRouter({ accounts, usage: store.usage, token: config.admin.token, bodyLimitBytes: config.server.bodyLimitBytes }),
     );
   }
 

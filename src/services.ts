@@ -4,6 +4,7 @@ import { createCatalog, type Catalog } from './catalog';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { FileSigner } from './files/signer';
+import { createGateway, type Gateway } from './gateway/router';
 import { createScheduler, type Scheduler } from './jobs';
 import { createMediaProbe } from './media/probe';
 import { createLogger, type Logger } from './observability/logger';
@@ -34,6 +35,7 @@ export interface Services {
   batches: BatchService;
   webhookSecrets: WebhookSecrets;
   deliveries: DeliveryEngine;
+  gateway: Gateway;
 }
 
 export interface ServiceOverrides {
@@ -100,6 +102,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     ttlMs: config.batches.ttlMs,
   });
+  const gateway = createGateway({ config, accounts, store, metrics, logger });
   return {
     config,
     clock,
@@ -116,10 +119,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     batches,
     webhookSecrets,
     deliveries,
+    gateway,
   };
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  services.gateway.close();
   await services.scheduler.close();
   await services.outbound.close();
   await services.store.close();

@@ -102,6 +102,13 @@ export class AccountsService {
     return { keyId, revoked: true };
   }
 
+  /** 404 unless the key exists (revoked keys too: their history stays readable). */
+  async requireKey(keyId: string): Promise<KeyRecord> {
+    const key = await this.store.getKey(keyId);
+    if (!key) throw new ApiError('not_found', `No key with keyId ${keyId}`);
+    return key;
+  }
+
   /** Resolves a presented key to its caller, or says why it cannot. */
   async authenticate(presented: string | undefined): Promise<AuthContext | AuthFailure> {
     if (!presented) return 'missing';

@@ -8,6 +8,7 @@ Environment: GENWAY_URL (default http://127.0.0.1:8080), GENWAY_ADMIN_TOKEN (req
   genway admin credits add ACCOUNT_ID AMOUNT_USD [--reference REF]
   genway admin keys create ACCOUNT_ID [--name NAME] [--models m1,m2] [--rate PER_SEC --burst N]
   genway admin keys revoke KEY_ID
+  genway admin keys usage KEY_ID      (LLM gateway tokens by model)
 
 Prints the response's data as JSON; on error prints the message and exits 1.
 `;
@@ -83,6 +84,8 @@ function toCall(args: string[]): Call {
     }
     case 'keys revoke':
       return { method: 'DELETE', path: `/keys/${need(id, 'KEY_ID')}` };
+    case 'keys usage':
+      return { method: 'GET', path: `/keys/${need(id, 'KEY_ID')}/usage` };
     default:
       throw new UsageError(`unknown admin command: ${positionals.join(' ') || '(none)'}`);
   }

@@ -6,6 +6,7 @@ import { rateLimitSchema } from '../config';
 import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { jsonBody, parseOrThrow } from '../http/validate';
+import type { UsageStore } from '../store';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 
@@ -44,12 +45,13 @@ function requireAdminToken(token: string): RequestHandler {
 
 export interface AdminDeps {
   accounts: AccountsService;
+  usage: UsageStore;
   token: string;
   bodyLimitBytes: number;
 }
 
 /** Mounted under /admin/v1 only when admin.token is configured; otherwise every admin path is a 404. */
-export function adminRouter({ accounts, token, bodyLimitBytes }: AdminDeps): Router {
+export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDeps): Router {
   const router = express.Router();
   const json = jsonBody(bodyLimitBytes);
   router.use(requireAdminToken(token));
@@ -89,6 +91,13 @@ export function adminRouter({ accounts, token, bodyLimitBytes }: AdminDeps): Rou
   defineRoute(router, '/keys/:keyId', {
     delete: async (req, res) => {
       res.json(ok(await accounts.revokeKey(req.params.keyId as string)));
+    },
+  });
+  defineRoute(router, '/keys/:keyId/usage', {
+    get: async (req, res) => {
+      const keyId = req.params.keyId as string;
+      await accounts.requireKey(keyId);
+      res.json(ok({ keyId, models: await usage.get(keyId) }));
     },
   });
   return router;

@@ -67,6 +67,7 @@ export const configSchema = z.strictObject({
   gateway: z.strictObject({
     connectTimeoutMs: ms.positive(),
     idleTimeoutMs: ms.positive(),
+    maxRequestBytes: z.number().int().positive(),
     anthropic: vendorSchema.extend({ defaultVersion: z.string().min(1) }),
     openai: vendorSchema,
     gemini: vendorSchema,

@@ -41,6 +41,39 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
+    gatewayUpstreamDuration: new Histogram({
+      name: 'genway_gateway_upstream_duration_seconds',
+      help: 'LLM gateway: from sending the request upstream to the last byte of its response, by vendor and status class',
+      labelNames: ['vendor', 'status_class'] as const,
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers: [registry],
+    }),
+    gatewayTimeToFirstByte: new Histogram({
+      name: 'genway_gateway_upstream_ttfb_seconds',
+      help: 'LLM gateway: from sending the request upstream to its response headers, by vendor and status class',
+      labelNames: ['vendor', 'status_class'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    gatewayOverhead: new Histogram({
+      name: 'genway_gateway_overhead_seconds',
+      help: "LLM gateway: Genway's own time per request (total minus the wait for the upstream), by vendor and status class",
+      labelNames: ['vendor', 'status_class'] as const,
+      buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
+      registers: [registry],
+    }),
+    gatewayUpstreamResponses: new Counter({
+      name: 'genway_gateway_upstream_responses_total',
+      help: 'LLM gateway: upstream responses by vendor and status code (network errors and timeouts as code 0)',
+      labelNames: ['vendor', 'code'] as const,
+      registers: [registry],
+    }),
+    gatewayTokens: new Counter({
+      name: 'genway_gateway_tokens_total',
+      help: 'LLM gateway: tokens by vendor, model and type (input, output, cache_read, cache_write)',
+      labelNames: ['vendor', 'model', 'type'] as const,
+      registers: [registry],
+    }),
   };
 }
 

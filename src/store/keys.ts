@@ -29,6 +29,8 @@ export function redisKeys(prefix: string) {
     itemIdempotencyKey: (accountId: string, keyHash: string) => `${p}item-key:${accountId}:${keyHash}`,
     /** hash: `v:<n>` -> JSON SecretVersion (ciphertext only), current, max, revokedAt */
     webhookSecrets: (accountId: string) => `${p}account:${accountId}:webhook-secrets`,
+    /** hash `${model}\u0000${field}` -> integer (gateway token usage of one key) */
+    keyUsage: (keyId: string) => `${p}key:${keyId}:usage`,
     /** prefix handed to BullMQ for its queues */
     bullPrefix: `${prefix}:bull`,
   };

@@ -74,6 +74,27 @@ export interface RateLimiter {
   take(bucketId: string, limit: RateLimit, cost?: number): Promise<RateLimitDecision>;
 }
 
+/** Token counts of one LLM call, by kind. Every field is a whole number of tokens. */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  /** Prompt tokens served from the vendor's cache (part of, or beside, `input` as the vendor counts them). */
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+/** Cumulative gateway usage of one key for one model. */
+export interface ModelUsage extends TokenUsage {
+  requests: number;
+}
+
+export interface UsageStore {
+  /** Adds one call's tokens to the key's record (one round trip in Redis). */
+  record(keyId: string, model: string, usage: TokenUsage): Promise<void>;
+  /** Model name -> totals; empty when the key has made no gateway call. */
+  get(keyId: string): Promise<Record<string, ModelUsage>>;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
   readonly accounts: AccountStore;
@@ -81,6 +102,7 @@ export interface Store {
   readonly batches: BatchStore;
   readonly tasks: TaskStore;
   readonly webhookSecrets: WebhookSecretStore;
+  readonly usage: UsageStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

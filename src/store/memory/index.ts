@@ -2,6 +2,7 @@ import { MemoryBatchStore } from '../../batches/memory-store';
 import { MemoryTaskStore } from '../../tasks/memory-store';
 import { MemoryWebhookSecretStore } from '../../webhooks/secret-store';
 import type { Store } from '../types';
+import { MemoryUsageStore } from '../usage';
 import { MemoryAccountStore } from './accounts';
 import { MemoryRateLimiter } from './rate-limiter';
 
@@ -14,6 +15,7 @@ export function createMemoryStore(): Store {
     webhookSecrets: new MemoryWebhookSecretStore(),
     rateLimiter: new MemoryRateLimiter(),
     batches: new MemoryBatchStore(),
+    usage: new MemoryUsageStore(),
     ping: async () => undefined,
     close: async () => undefined,
   };

@@ -4,6 +4,7 @@ import { RedisTaskStore } from '../../tasks/redis-store';
 import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
 import { redisKeys } from '../keys';
 import type { Store } from '../types';
+import { RedisUsageStore } from '../usage';
 import { RedisAccountStore } from './accounts';
 import { RedisRateLimiter } from './rate-limiter';
 
@@ -27,6 +28,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     batches: new RedisBatchStore(redis, keys),
     tasks: new RedisTaskStore(redis, keys),
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),
+    usage: new RedisUsageStore(redis, keys),
     ping: async () => {
       await redis.ping();
     },

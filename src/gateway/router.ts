@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AccountsService, AuthContext } from '../accounts/service';
+import { assertModelAllowed } from '../accounts/service';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import { authFailureMessage, bearerToken } from '../http/auth';
+import { enforceRateLimit } from '../http/rate-limit';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { Store, TokenUsage } from '../store';
+import { hasOwnVia, VendorProxy, type Exchange } from './proxy';
+import { createUsageTap, type UsageTap } from './usage';
+import { createVendors, type Vendor, type VendorName } from './vendors';
+
+/** `by-headers`: `GET /v1/models` belongs to the messages vendor when the request carries its headers. */
+type RouteVendor = VendorName | 'by-headers';
+
+interface GatewayRoute {
+  /** Route template for metrics and logs. */
+  template: string;
+  pattern: RegExp;
+  methods: readonly string[];
+  vendor: RouteVendor;
+  /** Where the model id is: the JSON body's `model`, the path (first capture group), or nowhere. */
+  model: 'body' | 'path' | 'none';
+  /** Generation calls: their token usage is recorded (and priced). */
+  metered: boolean;
+}
+
+const ID = '[^/]+';
+const ROUTES: GatewayRoute[] = [
+  { template: '/v1/messages', pattern: /^\/v1\/messages$/, methods: ['POST'], vendor: 'anthropic', model: 'body', metered: true },
+  { template: '/v1/messages/count_tokens', pattern: /^\/v1\/messages\/count_tokens$/, methods: ['POST'], vendor: 'anthropic', model: 'body', metered: false },
+  { template: '/v1/responses', pattern: /^\/v1\/responses$/, methods: ['POST'], vendor: 'openai', model: 'body', metered: true },
+  { template: '/v1/responses/:id', pattern: new RegExp(`^/v1/responses/${ID}$`), methods: ['GET', 'DELETE'], vendor: 'openai', model: 'none', metered: false },
+  { template: '/v1/responses/:id/cancel', pattern: new RegExp(`^/v1/responses/${ID}/cancel$`), methods: ['POST'], vendor: 'openai', model: 'none', metered: false },
+  { template: '/v1/responses/:id/input_items', pattern: new RegExp(`^/v1/responses/${ID}/input_items$`), methods: ['GET'], vendor: 'openai', model: 'none', metered: false },
+  { template: '/v1beta/models/:model:generateContent', pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: true },
+  { template: '/v1beta/models/:model:streamGenerateContent', pattern: /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: true },
+  { template: '/v1beta/models/:model:countTokens', pattern: /^\/v1beta\/models\/([^/:]+):countTokens$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: false },
+  { template: '/v1beta/models', pattern: /^\/v1beta\/models$/, methods: ['GET'], vendor: 'gemini', model: 'none', metered: false },
+  { template: '/v1beta/models/:model', pattern: new RegExp(`^/v1beta/models/${ID}$`), methods: ['GET'], vendor: 'gemini', model: 'none', metered: false },
+  { template: '/v1/models', pattern: /^\/v1\/models$/, methods: ['GET'], vendor: 'by-headers', model: 'none', metered: false },
+  { template: '/v1/models/:id', pattern: new RegExp(`^/v1/models/${ID}$`), methods: ['GET'], vendor: 'by-headers', model: 'none', metered: false },
+];
+
+/** The messages vendor's SDK sends `anthropic-version` and its key in `x-api-key`; the responses vendor's does neither. */
+function vendorByHeaders(headers: IncomingHttpHeaders): VendorName {
+  return headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined ? 'anthropic' : 'openai';
+}
+
+/** The Genway key, wherever the vendor's SDK put it: `x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`. */
+function presentedKey(req: Request, query: URLSearchParams | null): string | undefined {
+  const header = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
+  if (typeof header === 'string' && header.trim()) return header.trim();
+  if (req.headers.authorization) return bearerToken(req.headers.authorization);
+  return query?.get('key') ?? undefined;
+}
+
+/** Reads the whole body (bounded) so `model` can be read from a copy; the original bytes go upstream. */
+function readBody(req: Request, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) {
+    return Promise.reject(
+      new ApiError('payload_too_large', `Request body of ${declared} bytes exceeds the limit of ${limit} bytes`),
+    );
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        reject(new ApiError('payload_too_large', `Request body exceeds the limit of ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
+}
+
+/** The `model` of a JSON body, read from a parsed copy. */
+function modelOfBody(body: Buffer): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const model = (parsed as { model?: unknown } | null)?.model;
+    return typeof model === 'string' && model ? model : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A model name as a metric label and usage key: bounded, whatever a client sends. */
+function modelLabel(model: string | undefined): string {
+  return model ? model.slice(0, 128) : 'unknown';
+}
+
+function statusClass(status: number | undefined): string {
+  return status ? `${Math.floor(status / 100)}xx` : 'error';
+}
+
+export interface GatewayDeps {
+  config: Config;
+  accounts: AccountsService;
+  store: Store;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface Gateway {
+  handler: RequestHandler;
+  close(): void;
+}
+
+/**
+ * The LLM gateway: `/v1/*` and `/v1beta/*` in the three vendor formats. Matched by a table here, not by
+ * Express routing, and mounted without any body parser: the body is read once, raw, and forwarded as is.
+ */
+export function createGateway({ config, accounts, store, metrics, logger }: GatewayDeps): Gateway {
+  const gateway = config.gateway;
+  const vendors = createVendors(gateway);
+  const proxy = new VendorProxy({
+    connectTimeoutMs: gateway.connectTimeoutMs,
+    idleTimeoutMs: gateway.idleTimeoutMs,
+  });
+  const prices = new Map(Object.entries(gateway.prices));
+  const onRateLimited = () => metrics.rateLimitRejections.inc({ surface: 'gateway' });
+
+  /** Takes the priced usage from the balance; when the balance cannot cover it all, takes what is left. */
+  async function charge(auth: AuthContext, micros: number): Promise<void> {
+    const reference = `llm:${randomUUID()}`;
+    let amount = micros;
+    for (let attempt = 0; attempt < 3 && amount > 0; attempt++) {
+      try {
+        await accounts.charge(auth.accountId, amount, reference);
+        return;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
+        amount = Math.min(amount, (await store.accounts.balanceMicros(auth.accountId)) ?? 0);
+      }
+    }
+  }
+
+  async function account(vendor: Vendor, auth: AuthContext, model: string, usage: TokenUsage): Promise<void> {
+    const labels = { vendor: vendor.name, model };
+    if (usage.input) metrics.gatewayTokens.inc({ ...labels, type: 'input' }, usage.input);
+    if (usage.output) metrics.gatewayTokens.inc({ ...labels, type: 'output' }, usage.output);
+    if (usage.cacheRead) metrics.gatewayTokens.inc({ ...labels, type: 'cache_read' }, usage.cacheRead);
+    if (usage.cacheWrite) metrics.gatewayTokens.inc({ ...labels, type: 'cache_write' }, usage.cacheWrite);
+    await store.usage.record(auth.keyId, model, usage);
+    const price = prices.get(model);
+    if (!price) return;
+    // USD per million tokens is micro-USD per token.
+    const micros = Math.round(usage.input * price.inputPerMTokUsd + usage.output * price.outputPerMTokUsd);
+    if (micros > 0) await charge(auth, micros);
+  }
+
+  function observe(vendor: Vendor, exchange: Exchange): void {
+    const end = performance.now();
+    const labels = { vendor: vendor.name, status_class: statusClass(exchange.status) };
+    metrics.gatewayUpstreamResponses.inc({ vendor: vendor.name, code: String(exchange.status ?? 0) });
+    const upstreamEnd = exchange.upstreamEnd ?? end;
+    if (exchange.headers !== undefined) {
+      metrics.gatewayTimeToFirstByte.observe(labels, (exchange.headers - exchange.sent) / 1000);
+    }
+    metrics.gatewayUpstreamDuration.observe(labels, (upstreamEnd - exchange.sent) / 1000);
+    const overhead = end - exchange.start - (upstreamEnd - exchange.sent);
+    metrics.gatewayOverhead.observe(labels, Math.max(0, overhead) / 1000);
+  }
+
+  async function handle(req: Request, res: Response, next: NextFunction): Promise<void> {
+    const start = performance.now();
+    const url = req.url;
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (!path.startsWith('/v1/') && !path.startsWith('/v1beta/') && path !== '/v1' && path !== '/v1beta') {
+      return next();
+    }
+    const route = ROUTES.find((r) => r.pattern.test(path));
+    const vendorName =
+      route && route.vendor !== 'by-headers'
+        ? route.vendor
+        : path.startsWith('/v1beta')
+          ? 'gemini'
+          : vendorByHeaders(req.headers);
+    const vendor = vendors[vendorName];
+    res.locals.renderError = vendor.renderError;
+    if (!route) {
+      res.locals.route = path.startsWith('/v1beta') ? '/v1beta/*' : '/v1/*';
+      throw new ApiError('not_found', `No gateway route for ${req.method} ${path}`);
+    }
+    res.locals.route = route.template;
+    if (!route.methods.includes(req.method)) {
+      const allow = route.methods.join(', ');
+      throw new ApiError('method_not_allowed', `Method ${req.method} is not allowed here; allowed: ${allow}`, {
+        Allow: allow,
+      });
+    }
+    if (hasOwnVia(req.headers.via as string | undefined)) {
+      throw new ApiError(
+        'loop_detected',
+        'This request already passed through Genway (Via): the vendor base URL points back at Genway',
+      );
+    }
+
+    const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
+    const auth = await accounts.authenticate(presentedKey(req, query));
+    if (typeof auth === 'string') throw new ApiError('unauthorized', authFailureMessage(auth));
+    res.locals.auth = auth;
+    await enforceRateLimit(store.rateLimiter, auth.keyId, auth.rateLimit ?? config.rateLimits.default, onRateLimited);
+
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const body = hasBody ? await readBody(req, gateway.maxRequestBytes) : null;
+    let model: string | undefined;
+    if (route.model === 'path') model = decodeURIComponent(route.pattern.exec(path)![1]);
+    else if (route.model === 'body' && body && (route.metered || auth.models)) model = modelOfBody(body);
+    if (auth.models && route.model !== 'none') {
+      if (!model) {
+        throw new ApiError('invalid_request', 'model: required (a string) to check this key\'s model allow-list');
+      }
+      assertModelAllowed(auth, model);
+    }
+    if (model && prices.has(model) && ((await store.accounts.balanceMicros(auth.accountId)) ?? 0) <= 0) {
+      throw new ApiError('insufficient_balance', 'Insufficient balance: this account has no balance left for metered models');
+    }
+
+    // The Gemini-style `?key=` is Genway's key: it never travels on.
+    let forwardPath = url;
+    if (query?.has('key')) {
+      query.delete('key');
+      const rest = query.toString();
+      forwardPath = rest ? `${path}?${rest}` : path;
+    }
+
+    let tap: UsageTap | null = null;
+    proxy.forward(req, res, {
+      vendor,
+      path: forwardPath,
+      body,
+      start,
+      onResponse: route.metered
+        ? (incoming) => {
+            const h = incoming.headers;
+            tap = createUsageTap(vendor.format, h['content-type'], h['content-encoding']);
+            return tap?.write;
+          }
+        : undefined,
+      onClose: (exchange) => {
+        observe(vendor, exchange);
+        // Complete usage at the end of a response; what was seen so far when the client left early.
+        void tap
+          ?.finish()
+          .then((r) => r && account(vendor, auth, modelLabel(model ?? r.model), r.usage))
+          .catch((err: unknown) => logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'));
+      },
+    });
+  }
+
+  return {
+    handler: (req, res, next) => handle(req, res, next).catch(next),
+    close: () => proxy.close(),
+  };
+}

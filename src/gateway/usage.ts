@@ -1,0 +1,289 @@
+import { StringDecoder } from 'node:string_decoder';
+import zlib from 'node:zlib';
+import type { TokenUsage } from '../store';
+import type { UsageFormat } from './vendors';
+
+/**
+ * Token usage read from a response as it passes, from a copy: the bytes the client receives are never touched.
+ *
+ * - messages: `message_start` carries input (and cache) tokens, each `message_delta` the output so far;
+ * - responses: the `response.completed` / `.incomplete` / `.failed` event carries the final `usage`;
+ * - generateContent: every chunk may carry `usageMetadata`; the last one counts.
+ *
+ * `input` is every prompt token as billed (the messages vendor counts cache reads and writes apart from
+ * `input_tokens`, so they are added there); `output` includes reasoning/thinking tokens.
+ */
+export interface UsageReading {
+  usage: TokenUsage;
+  /** The model the vendor says answered, when the response names it. */
+  model?: string;
+}
+
+export interface UsageTap {
+  write(chunk: Buffer): void;
+  /** What was seen: complete at the end of the response, partial when the client went away first. */
+  finish(): Promise<UsageReading | null>;
+}
+
+type Obj = Record<string, unknown>;
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
+const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null ? (v as Obj) : {});
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Accumulates one response's usage from the vendor's objects (whole JSON bodies or single stream events). */
+class UsageState {
+  input = 0;
+  output = 0;
+  cacheRead = 0;
+  cacheWrite = 0;
+  model: string | undefined;
+  seen = false;
+
+  constructor(readonly format: UsageFormat) {}
+
+  /** Feeds one parsed event or body. */
+  take(value: unknown): void {
+    const o = obj(value);
+    switch (this.format) {
+      case 'messages':
+        return this.messages(o);
+      case 'responses':
+        return this.responses(o);
+      case 'generateContent':
+        return this.generateContent(o);
+    }
+  }
+
+  private messages(o: Obj): void {
+    if (o.type === 'message_start') {
+      const message = obj(o.message);
+      this.model = str(message.model) ?? this.model;
+      this.messagesUsage(obj(message.usage));
+    } else if (o.type === 'message_delta' || o.type === 'message') {
+      if (o.type === 'message') this.model = str(o.model) ?? this.model;
+      this.messagesUsage(obj(o.usage));
+    }
+  }
+
+  /** Counts in `message_delta` are cumulative, so a later figure replaces an earlier one. */
+  private messagesUsage(u: Obj): void {
+    if (!Object.keys(u).length) return;
+    this.seen = true;
+    if ('cache_read_input_tokens' in u) this.cacheRead = num(u.cache_read_input_tokens);
+    if ('cache_creation_input_tokens' in u) this.cacheWrite = num(u.cache_creation_input_tokens);
+    if ('input_tokens' in u) this.input = num(u.input_tokens) + this.cacheRead + this.cacheWrite;
+    if ('output_tokens' in u) this.output = num(u.output_tokens);
+  }
+
+  private responses(o: Obj): void {
+    // A streamed event wraps the response object; a JSON body is the response object itself.
+    const response = typeof o.type === 'string' && o.type.startsWith('response.') ? obj(o.response) : o;
+    this.model = str(response.model) ?? this.model;
+    const u = obj(response.usage);
+    if (!Object.keys(u).length) return;
+    this.seen = true;
+    this.input = num(u.input_tokens);
+    this.output = num(u.output_tokens);
+    this.cacheRead = num(obj(u.input_tokens_details).cached_tokens);
+  }
+
+  private generateContent(o: Obj): void {
+    this.model = str(o.modelVersion) ?? this.model;
+    const u = obj(o.usageMetadata);
+    if (!Object.keys(u).length) return;
+    this.seen = true;
+    this.input = num(u.promptTokenCount);
+    this.output = num(u.candidatesTokenCount) + num(u.thoughtsTokenCount);
+    this.cacheRead = num(u.cachedContentTokenCount);
+  }
+
+  reading(): UsageReading | null {
+    if (!this.seen) return null;
+    const { input, output, cacheRead, cacheWrite, model } = this;
+    return { usage: { input, output, cacheRead, cacheWrite }, model };
+  }
+}
+
+/** Substrings a `data:` line must hold to be worth parsing: most stream events carry no usage. */
+const SSE_TRIGGERS: Record<UsageFormat, string[]> = {
+  messages: ['"message_start"', '"message_delta"'],
+  responses: ['"response.completed"', '"response.incomplete"', '"response.failed"'],
+  generateContent: ['"usageMetadata"'],
+};
+
+/** Server-sent events: only complete `data:` lines that hold a trigger are parsed. */
+class SseTap {
+  private readonly decoder = new StringDecoder('utf8');
+  private partial = '';
+  private readonly triggers: string[];
+
+  constructor(private readonly state: UsageState) {
+    this.triggers = SSE_TRIGGERS[state.format];
+  }
+
+  feed(chunk: Buffer): void {
+    const text = this.partial + this.decoder.write(chunk);
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      this.line(text, start, nl);
+      start = nl + 1;
+    }
+    const rest = text.slice(start);
+    // A line this long is no usage event (those are small): drop it rather than grow without bound.
+    this.partial = rest.length > 1 << 20 ? '' : rest;
+  }
+
+  private line(text: string, start: number, end: number): void {
+    if (!text.startsWith('data:', start)) return;
+    const line = text.slice(start + 5, end);
+    if (!this.triggers.some((t) => line.includes(t))) return;
+    try {
+      this.state.take(JSON.parse(line));
+    } catch {
+      // Not JSON: not ours to judge; the client gets the bytes as they are.
+    }
+  }
+}
+
+/** Bodies kept whole up to this size to parse at the end; beyond it only a tail is kept for a scan. */
+const MAX_JSON_BYTES = 16 << 20;
+const TAIL_BYTES = 256 << 10;
+
+/** The last `"<key>": {...}` object in `text`, parsed; for bodies cut short or too large to keep whole. */
+function lastObjectAfter(text: string, key: string): unknown {
+  const at = text.lastIndexOf(`"${key}"`);
+  if (at === -1) return undefined;
+  const open = text.indexOf('{', at);
+  if (open === -1) return undefined;
+  let depth = 0;
+  let inString = false;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{') depth++;
+    else if (c === '}' && --depth === 0) {
+      try {
+        return JSON.parse(text.slice(open, i + 1));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Where each format keeps usage, and how a bare usage object found by a scan is fed back as a body. */
+const USAGE_KEY: Record<UsageFormat, string> = {
+  messages: 'usage',
+  responses: 'usage',
+  generateContent: 'usageMetadata',
+};
+const AS_BODY: Record<UsageFormat, (usage: unknown) => unknown> = {
+  messages: (usage) => ({ type: 'message', usage }),
+  responses: (usage) => ({ usage }),
+  generateContent: (usageMetadata) => ({ usageMetadata }),
+};
+
+/** A JSON body (or Gemini's streamed JSON array), parsed once it is complete. */
+class JsonTap {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private truncated = false;
+
+  constructor(private readonly state: UsageState) {}
+
+  feed(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size > MAX_JSON_BYTES) {
+      const tail = Buffer.concat(this.chunks).subarray(-TAIL_BYTES);
+      this.chunks = [tail];
+      this.size = tail.length;
+      this.truncated = true;
+    }
+  }
+
+  end(): void {
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    this.chunks = [];
+    if (!this.truncated) {
+      try {
+        const body: unknown = JSON.parse(text);
+        for (const item of Array.isArray(body) ? body : [body]) this.state.take(item);
+        return;
+      } catch {
+        // Cut short (client gone, upstream reset): fall back to the last usage object in what arrived.
+      }
+    }
+    const { format } = this.state;
+    const usage = lastObjectAfter(text, USAGE_KEY[format]);
+    if (usage !== undefined) this.state.take(AS_BODY[format](usage));
+  }
+}
+
+/** null: not compressed; undefined: an encoding we cannot read. */
+function decompressor(
+  encoding: string | undefined,
+): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case undefined:
+    case '':
+    case 'identity':
+      return null;
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip();
+    case 'deflate':
+      return zlib.createInflate();
+    case 'br':
+      return zlib.createBrotliDecompress();
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * A tap for one response, or null when it cannot carry usage we can read (an unknown content encoding).
+ * A compressed response is read through a decompressor on a copy; the client still gets the compressed bytes.
+ */
+export function createUsageTap(
+  format: UsageFormat,
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+): UsageTap | null {
+  const state = new UsageState(format);
+  const sse = contentType?.includes('text/event-stream') ?? false;
+  const sink = sse ? new SseTap(state) : new JsonTap(state);
+  const finishSink = () => {
+    if (sink instanceof JsonTap) sink.end();
+    return state.reading();
+  };
+
+  const inflate = decompressor(contentEncoding);
+  if (inflate === undefined) return null;
+  if (inflate === null) {
+    return { write: (chunk) => sink.feed(chunk), finish: async () => finishSink() };
+  }
+  const stream = inflate;
+  let broken = false;
+  stream.on('data', (chunk: Buffer) => sink.feed(chunk));
+  stream.on('error', () => {
+    broken = true;
+  });
+  return {
+    write: (chunk) => {
+      if (!broken) stream.write(chunk);
+    },
+    finish: () =>
+      new Promise((resolve) => {
+        if (broken) return resolve(finishSink());
+        stream.once('end', () => resolve(finishSink()));
+        stream.once('error', () => resolve(finishSink()));
+        // A body cut short never completes the compressed stream: flush what decoded so far.
+        stream.flush(() => stream.end());
+      }),
+  };
+}

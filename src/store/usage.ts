@@ -1,0 +1,60 @@
+import type { Redis } from 'ioredis';
+import type { RedisKeys } from './keys';
+import type { ModelUsage, TokenUsage, UsageStore } from './types';
+
+const FIELDS = ['requests', 'input', 'output', 'cacheRead', 'cacheWrite'] as const;
+type Field = (typeof FIELDS)[number];
+// A model name never holds NUL, so it separates model and field unambiguously.
+const SEP = '\u0000';
+
+function empty(): ModelUsage {
+  return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+}
+
+function increments(usage: TokenUsage): [Field, number][] {
+  return [['requests', 1], ...FIELDS.slice(1).map((f) => [f, usage[f as keyof TokenUsage]] as [Field, number])];
+}
+
+export class MemoryUsageStore implements UsageStore {
+  private readonly byKey = new Map<string, Map<string, ModelUsage>>();
+
+  async record(keyId: string, model: string, usage: TokenUsage): Promise<void> {
+    let models = this.byKey.get(keyId);
+    if (!models) this.byKey.set(keyId, (models = new Map()));
+    let totals = models.get(model);
+    if (!totals) models.set(model, (totals = empty()));
+    for (const [field, n] of increments(usage)) totals[field] += n;
+  }
+
+  async get(keyId: string): Promise<Record<string, ModelUsage>> {
+    return Object.fromEntries([...(this.byKey.get(keyId) ?? [])].map(([m, u]) => [m, { ...u }]));
+  }
+}
+
+/** One hash per key; HINCRBY per (model, field) in one MULTI, so concurrent replicas add up exactly. */
+export class RedisUsageStore implements UsageStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async record(keyId: string, model: string, usage: TokenUsage): Promise<void> {
+    const key = this.keys.keyUsage(keyId);
+    const tx = this.redis.multi();
+    for (const [field, n] of increments(usage)) if (n) tx.hincrby(key, `${model}${SEP}${field}`, n);
+    await tx.exec();
+  }
+
+  async get(keyId: string): Promise<Record<string, ModelUsage>> {
+    const raw = await this.redis.hgetall(this.keys.keyUsage(keyId));
+    const out: Record<string, ModelUsage> = {};
+    for (const [name, value] of Object.entries(raw)) {
+      const cut = name.lastIndexOf(SEP);
+      const model = name.slice(0, cut);
+      const field = name.slice(cut + 1) as Field;
+      if (!FIELDS.includes(field)) continue;
+      (out[model] ??= empty())[field] = Number(value);
+    }
+    return out;
+  }
+}

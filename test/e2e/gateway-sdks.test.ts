@@ -1,0 +1,350 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { ApiError as GoogleApiError, GoogleGenAI } from '@google/genai';
+import { fundedKey } from '../helpers/services';
+import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { MockVendor, MESSAGE_JSON, sse } from '../helpers/mock-vendor';
+import { settled } from '../helpers/eventually';
+
+/** The official SDKs pointed at Genway (base URL and key only), Genway pointed at a recording mock vendor. */
+describe('LLM gateway with the official SDKs', () => {
+  let vendor: MockVendor;
+  let gw: RunningGateway;
+  let key: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    vendor = await new MockVendor().start();
+    gw = await startGateway(vendor.url, {
+      gateway: { prices: { 'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } } },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await vendor.stop();
+  });
+  beforeEach(async () => {
+    ({ key, keyId } = await fundedKey(gw.h.services, 100));
+  });
+
+  /** The Genway key never reaches the vendor, in any header or in the URL. */
+  function expectNoGenwayKey(): void {
+    const r = vendor.last();
+    expect(r.rawHeaders.join('\n')).not.toContain(key);
+    expect(r.url).not.toContain(key);
+  }
+
+  const anthropic = (options: { authToken?: boolean } = {}) =>
+    new Anthropic({
+      baseURL: gw.base,
+      maxRetries: 0,
+      ...(options.authToken ? { apiKey: null, authToken: key } : { apiKey: key }),
+    });
+  const openai = () => new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: key, maxRetries: 0 });
+  const gemini = () => new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.base } });
+
+  describe('messages format (@anthropic-ai/sdk)', () => {
+    test('non-streaming: the answer as the vendor sent it; the vendor sees its own key, the SDK’s version', async () => {
+      const message = await anthropic().messages.create({
+        model: 'claude-test',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      expect(message).toEqual(MESSAGE_JSON);
+      const r = vendor.last();
+      expect(r.method).toBe('POST');
+      expect(r.url).toBe('/v1/messages');
+      expect(VENDOR_KEYS.anthropic).toContain(r.headers['x-api-key']);
+      expect(r.headers.authorization).toBeUndefined();
+      // The SDK states its own API version; Genway keeps it (the default only fills in a missing one).
+      expect(r.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(JSON.parse(r.body.toString())).toEqual({
+        model: 'claude-test',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      expectNoGenwayKey();
+    });
+
+    test('the key in Authorization: Bearer (authToken) works too, and is swapped the same way', async () => {
+      await anthropic({ authToken: true }).messages.create({
+        model: 'claude-test',
+        max_tokens: 8,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      expect(VENDOR_KEYS.anthropic).toContain(vendor.last().headers['x-api-key']);
+      expect(vendor.last().headers.authorization).toBeUndefined();
+      expectNoGenwayKey();
+    });
+
+    test('streaming: every event arrives, and usage (input + cache, output) lands on the key', async () => {
+      const stream = await anthropic().messages.create({
+        model: 'claude-test',
+        max_tokens: 64,
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      const types: string[] = [];
+      let text = '';
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+      }
+      expect(text).toBe('Hello there');
+      expect(types).toEqual([
+        'message_start',
+        'content_block_start',
+        'content_block_delta',
+        'content_block_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ]);
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
+        'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+      })).toEqual({
+        'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+      });
+    });
+
+    test('the pool of vendor keys is used round robin', async () => {
+      const seen = new Set<string>();
+      for (let i = 0; i < 4; i++) {
+        await anthropic().messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'x' }] });
+        seen.add(vendor.last().headers['x-api-key'] as string);
+      }
+      expect([...seen].sort()).toEqual([...VENDOR_KEYS.anthropic].sort());
+    });
+
+    test('Genway refusals raise the SDK’s own error classes', async () => {
+      const bad = new Anthropic({ baseURL: gw.base, apiKey: `gwk_${'A'.repeat(43)}`, maxRetries: 0 });
+      const call = (client: Anthropic, model = 'claude-test') =>
+        client.messages.create({ model, max_tokens: 8, messages: [{ role: 'user', content: 'x' }] });
+      await expect(call(bad)).rejects.toBeInstanceOf(Anthropic.AuthenticationError);
+
+      const limited = await fundedKey(gw.h.services, 10, { models: ['claude-other'] });
+      const restricted = new Anthropic({ baseURL: gw.base, apiKey: limited.key, maxRetries: 0 });
+      const denied = await call(restricted).catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(Anthropic.PermissionDeniedError);
+      expect((denied as InstanceType<typeof Anthropic.PermissionDeniedError>).error).toEqual({
+        type: 'error',
+        error: { type: 'permission_error', message: 'This API key has no access to model claude-test' },
+      });
+
+      const slow = await fundedKey(gw.h.services, 10, { rateLimit: { ratePerSec: 0.01, burst: 1 } });
+      const client = new Anthropic({ baseURL: gw.base, apiKey: slow.key, maxRetries: 0 });
+      await call(client);
+      const limitedErr = await call(client).catch((e: unknown) => e);
+      expect(limitedErr).toBeInstanceOf(Anthropic.RateLimitError);
+      expect((limitedErr as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe('100');
+    });
+
+    test('a priced model is charged exactly, and an exhausted balance is a vendor-style 402', async () => {
+      // 30 input tokens at 3 USD/MTok + 7 output at 15 USD/MTok = 90 + 105 = 195 micro-USD.
+      const poor = await fundedKey(gw.h.services, 0.0002);
+      const client = new Anthropic({ baseURL: gw.base, apiKey: poor.key, maxRetries: 0 });
+      const stream = await client.messages.create({
+        model: 'claude-priced',
+        max_tokens: 8,
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      for await (const _ of stream) void _;
+      expect(await settled(() => gw.h.services.accounts.balanceUsd(poor.accountId), 0.000005)).toBe(0.000005);
+      const ledger = await gw.h.services.accounts.ledger(poor.accountId);
+      expect(ledger.map((e) => [e.kind, e.amountMicros])).toEqual([
+        ['credit', 200],
+        ['charge', 195],
+      ]);
+
+      // The next call takes what is left (5 micro-USD of 195); the one after is refused before the vendor.
+      const again = await client.messages.create({
+        model: 'claude-priced',
+        max_tokens: 8,
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      for await (const _ of again) void _;
+      expect(await settled(() => gw.h.services.accounts.balanceUsd(poor.accountId), 0)).toBe(0);
+      const before = vendor.received.length;
+      const refused = await client.messages
+        .create({ model: 'claude-priced', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(Anthropic.APIError);
+      expect((refused as InstanceType<typeof Anthropic.APIError>).status).toBe(402);
+      expect((refused as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({
+        type: 'error',
+        error: { type: 'billing_error' },
+      });
+      expect(vendor.received.length).toBe(before);
+    });
+
+    test('an upstream error passes through unchanged, status and body', async () => {
+      const body = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
+      vendor.next((_r, res) => {
+        res.writeHead(529, { 'content-type': 'application/json', 'x-should-retry': 'false' });
+        res.end(body);
+      });
+      const err = await anthropic()
+        .messages.create({ model: 'claude-test', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.APIError);
+      expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(529);
+      expect((err as InstanceType<typeof Anthropic.APIError>).error).toEqual(JSON.parse(body));
+    });
+
+    test('an error event mid-stream reaches the SDK as the vendor sent it', async () => {
+      vendor.next((_r, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(
+          sse([
+            ['message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-test', content: [], usage: { input_tokens: 1, output_tokens: 0 } } }],
+            ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded mid-stream' } }],
+          ]),
+        );
+      });
+      const stream = await anthropic().messages.create({
+        model: 'claude-test',
+        max_tokens: 8,
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      const consume = async () => {
+        for await (const _ of stream) void _;
+      };
+      await expect(consume()).rejects.toThrow('Overloaded mid-stream');
+    });
+  });
+
+  describe('responses format (openai)', () => {
+    test('non-streaming: the response object as sent; the vendor sees Bearer <vendor key>', async () => {
+      const response = await openai().responses.create({ model: 'gpt-test', input: 'Hi' });
+      expect(response.output_text).toBe('Hello there');
+      expect(response.usage?.total_tokens).toBe(51);
+      const r = vendor.last();
+      expect(r.url).toBe('/v1/responses');
+      expect(r.headers.authorization).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
+      expect(r.headers['x-api-key']).toBeUndefined();
+      expectNoGenwayKey();
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
+        'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+      })).toEqual({
+        'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+      });
+    });
+
+    test('streaming: events in order, usage from response.completed', async () => {
+      const stream = await openai().responses.create({ model: 'gpt-test', input: 'Hi', stream: true });
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      expect(types).toEqual([
+        'response.created',
+        'response.output_text.delta',
+        'response.output_text.delta',
+        'response.completed',
+      ]);
+      expect(await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 11)).toBe(11);
+    });
+
+    test('retrieve, cancel, delete and input items reach the vendor path unchanged', async () => {
+      const client = openai();
+      await client.responses.retrieve('resp_1');
+      expect(vendor.last()).toMatchObject({ method: 'GET', url: '/v1/responses/resp_1' });
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"resp_1","object":"response","status":"cancelled"}'));
+      await client.responses.cancel('resp_1');
+      expect(vendor.last()).toMatchObject({ method: 'POST', url: '/v1/responses/resp_1/cancel' });
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"object":"list","has_more":false}'));
+      await client.responses.inputItems.list('resp_1');
+      expect(vendor.last()).toMatchObject({ method: 'GET' });
+      expect(vendor.last().url.split('?')[0]).toBe('/v1/responses/resp_1/input_items');
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"resp_1","object":"response.deleted","deleted":true}'));
+      await client.responses.delete('resp_1');
+      expect(vendor.last()).toMatchObject({ method: 'DELETE', url: '/v1/responses/resp_1' });
+    });
+
+    test('GET /v1/models goes to the responses vendor without the messages headers', async () => {
+      const page = await openai().models.list();
+      expect(page.data.map((m) => m.id)).toEqual(['model-a']);
+      expect(vendor.last().headers.authorization).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
+    });
+
+    test('Genway refusals raise the SDK’s own error classes', async () => {
+      const bad = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: `gwk_${'B'.repeat(43)}`, maxRetries: 0 });
+      const err = await bad.responses.create({ model: 'gpt-test', input: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect((err as InstanceType<typeof OpenAI.AuthenticationError>).code).toBe('invalid_api_key');
+
+      const limited = await fundedKey(gw.h.services, 10, { models: ['gpt-other'] });
+      const restricted = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: limited.key, maxRetries: 0 });
+      await expect(restricted.responses.create({ model: 'gpt-test', input: 'x' })).rejects.toBeInstanceOf(
+        OpenAI.PermissionDeniedError,
+      );
+      const slow = await fundedKey(gw.h.services, 10, { rateLimit: { ratePerSec: 0.01, burst: 1 } });
+      const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: slow.key, maxRetries: 0 });
+      await client.responses.create({ model: 'gpt-test', input: 'x' });
+      await expect(client.responses.create({ model: 'gpt-test', input: 'x' })).rejects.toBeInstanceOf(
+        OpenAI.RateLimitError,
+      );
+    });
+  });
+
+  describe('generate-content format (@google/genai)', () => {
+    test('generateContent: the key travels in x-goog-api-key, never in the URL', async () => {
+      const result = await gemini().models.generateContent({ model: 'gemini-test', contents: 'Hi' });
+      expect(result.text).toBe('Hello there');
+      const r = vendor.last();
+      expect(r.url).toBe('/v1beta/models/gemini-test:generateContent');
+      expect(r.headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
+      expectNoGenwayKey();
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
+        'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
+      })).toEqual({
+        'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
+      });
+    });
+
+    test('generateContentStream (alt=sse): chunks in order, usage from the last usageMetadata', async () => {
+      const stream = await gemini().models.generateContentStream({ model: 'gemini-test', contents: 'Hi' });
+      let text = '';
+      for await (const chunk of stream) text += chunk.text ?? '';
+      expect(text).toBe('Hello there');
+      expect(vendor.last().url).toBe('/v1beta/models/gemini-test:streamGenerateContent?alt=sse');
+      expect(await settled(async () => (await gw.h.services.store.usage.get(keyId))['gemini-test'], {
+        requests: 1,
+        input: 9,
+        output: 5,
+        cacheRead: 0,
+        cacheWrite: 0,
+      })).toEqual({
+        requests: 1,
+        input: 9,
+        output: 5,
+        cacheRead: 0,
+        cacheWrite: 0,
+      });
+    });
+
+    test('countTokens passes through and is not metered', async () => {
+      const counted = await gemini().models.countTokens({ model: 'gemini-test', contents: 'Hi' });
+      expect(counted.totalTokens).toBe(9);
+      expect(vendor.last().url).toBe('/v1beta/models/gemini-test:countTokens');
+      expect(await gw.h.services.store.usage.get(keyId)).toEqual({});
+    });
+
+    test('Genway refusals raise the SDK’s ApiError with the vendor status', async () => {
+      const bad = new GoogleGenAI({ apiKey: `gwk_${'C'.repeat(43)}`, httpOptions: { baseUrl: gw.base } });
+      const err = await bad.models.generateContent({ model: 'gemini-test', contents: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(GoogleApiError);
+      expect((err as GoogleApiError).status).toBe(401);
+      expect((err as GoogleApiError).message).toContain('UNAUTHENTICATED');
+
+      const limited = await fundedKey(gw.h.services, 10, { models: ['gemini-other'] });
+      const restricted = new GoogleGenAI({ apiKey: limited.key, httpOptions: { baseUrl: gw.base } });
+      const denied = await restricted.models
+        .generateContent({ model: 'gemini-test', contents: 'x' })
+        .catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(GoogleApiError);
+      expect((denied as GoogleApiError).status).toBe(403);
+    });
+  });
+});

@@ -1,0 +1,63 @@
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import { createHarness, type TestConfigOptions, type TestHarness } from './services';
+import { deepMerge } from '../../src/config';
+
+export const VENDOR_KEYS = {
+  anthropic: ['sk-ant-vendor-1', 'sk-ant-vendor-2'],
+  openai: ['sk-openai-vendor-1'],
+  gemini: ['AIza-gemini-vendor-1'],
+};
+
+export interface RunningGateway {
+  h: TestHarness;
+  base: string;
+  close(): Promise<void>;
+}
+
+/** A listening Genway whose three vendors all point at `vendorUrl`, so the official SDKs can talk to it. */
+export async function startGateway(
+  vendorUrl: string,
+  options: TestConfigOptions & { gateway?: Record<string, unknown> } = {},
+): Promise<RunningGateway> {
+  const vendor = (name: keyof typeof VENDOR_KEYS) => ({ baseUrl: vendorUrl, apiKeys: VENDOR_KEYS[name] });
+  const gateway = deepMerge(
+    { anthropic: vendor('anthropic'), openai: vendor('openai'), gemini: vendor('gemini') },
+    options.gateway ?? {},
+  );
+  const h = createHarness({ ...options, workers: false, overlay: deepMerge(options.overlay ?? {}, { gateway }) });
+  const server = http.createServer({ noDelay: true }, h.app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    h,
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await h.close();
+    },
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** One HTTP exchange with exact bytes both ways (no decompression, no re-encoding). */
+export function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: options.method ?? 'POST', headers: options.headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
