@@ -217,7 +217,8 @@ export class VendorProxy {
       if (entry) entry[1].push(raw[i + 1]);
       else grouped.set(lower, [raw[i], [raw[i + 1]]]);
     }
-    for (const [name, values] of grouped.values()) res.setHeader(name, values.length === 1 ? values[0] : values);
+    for (const [name, values] of grouped.values())
+      res.setHeader(name, values.length === 1 ? values[0] : values);
     const via = incoming.headers.via;
     res.setHeader('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
     const overheadMs = exchange.sent - exchange.start + (performance.now() - (exchange.headers ?? 0));

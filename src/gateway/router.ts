@@ -31,24 +31,117 @@ interface GatewayRoute {
 
 const ID = '[^/]+';
 const ROUTES: GatewayRoute[] = [
-  { template: '/v1/messages', pattern: /^\/v1\/messages$/, methods: ['POST'], vendor: 'anthropic', model: 'body', metered: true },
-  { template: '/v1/messages/count_tokens', pattern: /^\/v1\/messages\/count_tokens$/, methods: ['POST'], vendor: 'anthropic', model: 'body', metered: false },
-  { template: '/v1/responses', pattern: /^\/v1\/responses$/, methods: ['POST'], vendor: 'openai', model: 'body', metered: true },
-  { template: '/v1/responses/:id', pattern: new RegExp(`^/v1/responses/${ID}$`), methods: ['GET', 'DELETE'], vendor: 'openai', model: 'none', metered: false },
-  { template: '/v1/responses/:id/cancel', pattern: new RegExp(`^/v1/responses/${ID}/cancel$`), methods: ['POST'], vendor: 'openai', model: 'none', metered: false },
-  { template: '/v1/responses/:id/input_items', pattern: new RegExp(`^/v1/responses/${ID}/input_items$`), methods: ['GET'], vendor: 'openai', model: 'none', metered: false },
-  { template: '/v1beta/models/:model:generateContent', pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: true },
-  { template: '/v1beta/models/:model:streamGenerateContent', pattern: /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: true },
-  { template: '/v1beta/models/:model:countTokens', pattern: /^\/v1beta\/models\/([^/:]+):countTokens$/, methods: ['POST'], vendor: 'gemini', model: 'path', metered: false },
-  { template: '/v1beta/models', pattern: /^\/v1beta\/models$/, methods: ['GET'], vendor: 'gemini', model: 'none', metered: false },
-  { template: '/v1beta/models/:model', pattern: new RegExp(`^/v1beta/models/${ID}$`), methods: ['GET'], vendor: 'gemini', model: 'none', metered: false },
-  { template: '/v1/models', pattern: /^\/v1\/models$/, methods: ['GET'], vendor: 'by-headers', model: 'none', metered: false },
-  { template: '/v1/models/:id', pattern: new RegExp(`^/v1/models/${ID}$`), methods: ['GET'], vendor: 'by-headers', model: 'none', metered: false },
+  {
+    template: '/v1/messages',
+    pattern: /^\/v1\/messages$/,
+    methods: ['POST'],
+    vendor: 'anthropic',
+    model: 'body',
+    metered: true,
+  },
+  {
+    template: '/v1/messages/count_tokens',
+    pattern: /^\/v1\/messages\/count_tokens$/,
+    methods: ['POST'],
+    vendor: 'anthropic',
+    model: 'body',
+    metered: false,
+  },
+  {
+    template: '/v1/responses',
+    pattern: /^\/v1\/responses$/,
+    methods: ['POST'],
+    vendor: 'openai',
+    model: 'body',
+    metered: true,
+  },
+  {
+    template: '/v1/responses/:id',
+    pattern: new RegExp(`^/v1/responses/${ID}$`),
+    methods: ['GET', 'DELETE'],
+    vendor: 'openai',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1/responses/:id/cancel',
+    pattern: new RegExp(`^/v1/responses/${ID}/cancel$`),
+    methods: ['POST'],
+    vendor: 'openai',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1/responses/:id/input_items',
+    pattern: new RegExp(`^/v1/responses/${ID}/input_items$`),
+    methods: ['GET'],
+    vendor: 'openai',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1beta/models/:model:generateContent',
+    pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/,
+    methods: ['POST'],
+    vendor: 'gemini',
+    model: 'path',
+    metered: true,
+  },
+  {
+    template: '/v1beta/models/:model:streamGenerateContent',
+    pattern: /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/,
+    methods: ['POST'],
+    vendor: 'gemini',
+    model: 'path',
+    metered: true,
+  },
+  {
+    template: '/v1beta/models/:model:countTokens',
+    pattern: /^\/v1beta\/models\/([^/:]+):countTokens$/,
+    methods: ['POST'],
+    vendor: 'gemini',
+    model: 'path',
+    metered: false,
+  },
+  {
+    template: '/v1beta/models',
+    pattern: /^\/v1beta\/models$/,
+    methods: ['GET'],
+    vendor: 'gemini',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1beta/models/:model',
+    pattern: new RegExp(`^/v1beta/models/${ID}$`),
+    methods: ['GET'],
+    vendor: 'gemini',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1/models',
+    pattern: /^\/v1\/models$/,
+    methods: ['GET'],
+    vendor: 'by-headers',
+    model: 'none',
+    metered: false,
+  },
+  {
+    template: '/v1/models/:id',
+    pattern: new RegExp(`^/v1/models/${ID}$`),
+    methods: ['GET'],
+    vendor: 'by-headers',
+    model: 'none',
+    metered: false,
+  },
 ];
 
 /** The messages vendor's SDK sends `anthropic-version` and its key in `x-api-key`; the responses vendor's does neither. */
 function vendorByHeaders(headers: IncomingHttpHeaders): VendorName {
-  return headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined ? 'anthropic' : 'openai';
+  return headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined
+    ? 'anthropic'
+    : 'openai';
 }
 
 /** The Genway key, wherever the vendor's SDK put it: `x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`. */
@@ -64,7 +157,10 @@ function readBody(req: Request, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     return Promise.reject(
-      new ApiError('payload_too_large', `Request body of ${declared} bytes exceeds the limit of ${limit} bytes`),
+      new ApiError(
+        'payload_too_large',
+        `Request body of ${declared} bytes exceeds the limit of ${limit} bytes`,
+      ),
     );
   }
   return new Promise((resolve, reject) => {
@@ -198,9 +294,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     res.locals.route = route.template;
     if (!route.methods.includes(req.method)) {
       const allow = route.methods.join(', ');
-      throw new ApiError('method_not_allowed', `Method ${req.method} is not allowed here; allowed: ${allow}`, {
-        Allow: allow,
-      });
+      throw new ApiError(
+        'method_not_allowed',
+        `Method ${req.method} is not allowed here; allowed: ${allow}`,
+        {
+          Allow: allow,
+        },
+      );
     }
     if (hasOwnVia(req.headers.via as string | undefined)) {
       throw new ApiError(
@@ -213,21 +313,33 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     const auth = await accounts.authenticate(presentedKey(req, query));
     if (typeof auth === 'string') throw new ApiError('unauthorized', authFailureMessage(auth));
     res.locals.auth = auth;
-    await enforceRateLimit(store.rateLimiter, auth.keyId, auth.rateLimit ?? config.rateLimits.default, onRateLimited);
+    await enforceRateLimit(
+      store.rateLimiter,
+      auth.keyId,
+      auth.rateLimit ?? config.rateLimits.default,
+      onRateLimited,
+    );
 
-    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const hasBody =
+      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const body = hasBody ? await readBody(req, gateway.maxRequestBytes) : null;
     let model: string | undefined;
     if (route.model === 'path') model = decodeURIComponent(route.pattern.exec(path)![1]);
     else if (route.model === 'body' && body && (route.metered || auth.models)) model = modelOfBody(body);
     if (auth.models && route.model !== 'none') {
       if (!model) {
-        throw new ApiError('invalid_request', 'model: required (a string) to check this key\'s model allow-list');
+        throw new ApiError(
+          'invalid_request',
+          "model: required (a string) to check this key's model allow-list",
+        );
       }
       assertModelAllowed(auth, model);
     }
     if (model && prices.has(model) && ((await store.accounts.balanceMicros(auth.accountId)) ?? 0) <= 0) {
-      throw new ApiError('insufficient_balance', 'Insufficient balance: this account has no balance left for metered models');
+      throw new ApiError(
+        'insufficient_balance',
+        'Insufficient balance: this account has no balance left for metered models',
+      );
     }
 
     // The Gemini-style `?key=` is Genway's key: it never travels on.
@@ -257,7 +369,9 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         void tap
           ?.finish()
           .then((r) => r && account(vendor, auth, modelLabel(model ?? r.model), r.usage))
-          .catch((err: unknown) => logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'));
+          .catch((err: unknown) =>
+            logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'),
+          );
       },
     });
   }

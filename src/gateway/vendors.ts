@@ -108,7 +108,12 @@ const SPECS: Record<VendorName, VendorSpec> = {
     body: openaiBody,
   },
   // Gemini's key goes in its header, never in the URL, where logs along the way would keep it.
-  gemini: { format: 'generateContent', keyHeader: 'x-goog-api-key', keyHeaderValue: (k) => k, body: geminiBody },
+  gemini: {
+    format: 'generateContent',
+    keyHeader: 'x-goog-api-key',
+    keyHeaderValue: (k) => k,
+    body: geminiBody,
+  },
 };
 
 export function createVendors(gateway: Config['gateway']): Record<VendorName, Vendor> {

@@ -12,7 +12,10 @@ function empty(): ModelUsage {
 }
 
 function increments(usage: TokenUsage): [Field, number][] {
-  return [['requests', 1], ...FIELDS.slice(1).map((f) => [f, usage[f as keyof TokenUsage]] as [Field, number])];
+  return [
+    ['requests', 1],
+    ...FIELDS.slice(1).map((f) => [f, usage[f as keyof TokenUsage]] as [Field, number]),
+  ];
 }
 
 export class MemoryUsageStore implements UsageStore {

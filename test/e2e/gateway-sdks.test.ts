@@ -1,10 +1,15 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
-import { ApiError as GoogleApiError, GoogleGenAI } from '@google/genai';
 import { fundedKey } from '../helpers/services';
 import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { MockVendor, MESSAGE_JSON, sse } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
+import type * as GenAI from '@google/genai' with { 'resolution-mode': 'import' };
+
+// @google/genai ships ESM types in a "type": "module" package; its CommonJS build is what Node loads here.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { GoogleGenAI, ApiError: GoogleApiError } = require('@google/genai') as typeof GenAI;
+type GoogleApiError = GenAI.ApiError;
 
 /** The official SDKs pointed at Genway (base URL and key only), Genway pointed at a recording mock vendor. */
 describe('LLM gateway with the official SDKs', () => {
@@ -88,7 +93,8 @@ describe('LLM gateway with the official SDKs', () => {
       let text = '';
       for await (const event of stream) {
         types.push(event.type);
-        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta')
+          text += event.delta.text;
       }
       expect(text).toBe('Hello there');
       expect(types).toEqual([
@@ -100,9 +106,11 @@ describe('LLM gateway with the official SDKs', () => {
         'message_delta',
         'message_stop',
       ]);
-      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
-        'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
-      })).toEqual({
+      expect(
+        await settled(() => gw.h.services.store.usage.get(keyId), {
+          'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+        }),
+      ).toEqual({
         'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
       });
     });
@@ -110,7 +118,10 @@ describe('LLM gateway with the official SDKs', () => {
     test('the pool of vendor keys is used round robin', async () => {
       const seen = new Set<string>();
       for (let i = 0; i < 4; i++) {
-        await anthropic().messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'x' }] });
+        await anthropic().messages.countTokens({
+          model: 'claude-test',
+          messages: [{ role: 'user', content: 'x' }],
+        });
         seen.add(vendor.last().headers['x-api-key'] as string);
       }
       expect([...seen].sort()).toEqual([...VENDOR_KEYS.anthropic].sort());
@@ -136,7 +147,9 @@ describe('LLM gateway with the official SDKs', () => {
       await call(client);
       const limitedErr = await call(client).catch((e: unknown) => e);
       expect(limitedErr).toBeInstanceOf(Anthropic.RateLimitError);
-      expect((limitedErr as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe('100');
+      expect((limitedErr as InstanceType<typeof Anthropic.RateLimitError>).headers.get('retry-after')).toBe(
+        '100',
+      );
     });
 
     test('a priced model is charged exactly, and an exhausted balance is a vendor-style 402', async () => {
@@ -198,8 +211,24 @@ describe('LLM gateway with the official SDKs', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(
           sse([
-            ['message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-test', content: [], usage: { input_tokens: 1, output_tokens: 0 } } }],
-            ['error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded mid-stream' } }],
+            [
+              'message_start',
+              {
+                type: 'message_start',
+                message: {
+                  id: 'm',
+                  type: 'message',
+                  role: 'assistant',
+                  model: 'claude-test',
+                  content: [],
+                  usage: { input_tokens: 1, output_tokens: 0 },
+                },
+              },
+            ],
+            [
+              'error',
+              { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded mid-stream' } },
+            ],
           ]),
         );
       });
@@ -226,9 +255,11 @@ describe('LLM gateway with the official SDKs', () => {
       expect(r.headers.authorization).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
       expect(r.headers['x-api-key']).toBeUndefined();
       expectNoGenwayKey();
-      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
-        'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
-      })).toEqual({
+      expect(
+        await settled(() => gw.h.services.store.usage.get(keyId), {
+          'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+        }),
+      ).toEqual({
         'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
       });
     });
@@ -243,21 +274,35 @@ describe('LLM gateway with the official SDKs', () => {
         'response.output_text.delta',
         'response.completed',
       ]);
-      expect(await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 11)).toBe(11);
+      expect(
+        await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 11),
+      ).toBe(11);
     });
 
     test('retrieve, cancel, delete and input items reach the vendor path unchanged', async () => {
       const client = openai();
       await client.responses.retrieve('resp_1');
       expect(vendor.last()).toMatchObject({ method: 'GET', url: '/v1/responses/resp_1' });
-      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"resp_1","object":"response","status":"cancelled"}'));
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"id":"resp_1","object":"response","status":"cancelled"}'),
+      );
       await client.responses.cancel('resp_1');
       expect(vendor.last()).toMatchObject({ method: 'POST', url: '/v1/responses/resp_1/cancel' });
-      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"object":"list","has_more":false}'));
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"data":[],"object":"list","has_more":false}'),
+      );
       await client.responses.inputItems.list('resp_1');
       expect(vendor.last()).toMatchObject({ method: 'GET' });
       expect(vendor.last().url.split('?')[0]).toBe('/v1/responses/resp_1/input_items');
-      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"resp_1","object":"response.deleted","deleted":true}'));
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"id":"resp_1","object":"response.deleted","deleted":true}'),
+      );
       await client.responses.delete('resp_1');
       expect(vendor.last()).toMatchObject({ method: 'DELETE', url: '/v1/responses/resp_1' });
     });
@@ -296,9 +341,11 @@ describe('LLM gateway with the official SDKs', () => {
       expect(r.url).toBe('/v1beta/models/gemini-test:generateContent');
       expect(r.headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
       expectNoGenwayKey();
-      expect(await settled(() => gw.h.services.store.usage.get(keyId), {
-        'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
-      })).toEqual({
+      expect(
+        await settled(() => gw.h.services.store.usage.get(keyId), {
+          'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
+        }),
+      ).toEqual({
         'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
       });
     });
@@ -309,13 +356,15 @@ describe('LLM gateway with the official SDKs', () => {
       for await (const chunk of stream) text += chunk.text ?? '';
       expect(text).toBe('Hello there');
       expect(vendor.last().url).toBe('/v1beta/models/gemini-test:streamGenerateContent?alt=sse');
-      expect(await settled(async () => (await gw.h.services.store.usage.get(keyId))['gemini-test'], {
-        requests: 1,
-        input: 9,
-        output: 5,
-        cacheRead: 0,
-        cacheWrite: 0,
-      })).toEqual({
+      expect(
+        await settled(async () => (await gw.h.services.store.usage.get(keyId))['gemini-test'], {
+          requests: 1,
+          input: 9,
+          output: 5,
+          cacheRead: 0,
+          cacheWrite: 0,
+        }),
+      ).toEqual({
         requests: 1,
         input: 9,
         output: 5,
@@ -333,7 +382,9 @@ describe('LLM gateway with the official SDKs', () => {
 
     test('Genway refusals raise the SDK’s ApiError with the vendor status', async () => {
       const bad = new GoogleGenAI({ apiKey: `gwk_${'C'.repeat(43)}`, httpOptions: { baseUrl: gw.base } });
-      const err = await bad.models.generateContent({ model: 'gemini-test', contents: 'x' }).catch((e: unknown) => e);
+      const err = await bad.models
+        .generateContent({ model: 'gemini-test', contents: 'x' })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(GoogleApiError);
       expect((err as GoogleApiError).status).toBe(401);
       expect((err as GoogleApiError).message).toContain('UNAUTHENTICATED');

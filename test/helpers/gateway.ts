@@ -18,16 +18,20 @@ export interface RunningGateway {
 /** A listening Genway whose three vendors all point at `vendorUrl`, so the official SDKs can talk to it. */
 export async function startGateway(
   vendorUrl: string,
-  options: TestConfigOptions & { gateway?: Record<string, unknown> } = {},
+  options: TestConfigOptions & { gateway?: Record<string, unknown>; port?: number } = {},
 ): Promise<RunningGateway> {
   const vendor = (name: keyof typeof VENDOR_KEYS) => ({ baseUrl: vendorUrl, apiKeys: VENDOR_KEYS[name] });
   const gateway = deepMerge(
     { anthropic: vendor('anthropic'), openai: vendor('openai'), gemini: vendor('gemini') },
     options.gateway ?? {},
   );
-  const h = createHarness({ ...options, workers: false, overlay: deepMerge(options.overlay ?? {}, { gateway }) });
+  const h = createHarness({
+    ...options,
+    workers: false,
+    overlay: deepMerge(options.overlay ?? {}, { gateway }),
+  });
   const server = http.createServer({ noDelay: true }, h.app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(options.port ?? 0, '127.0.0.1', r));
   return {
     h,
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -54,7 +58,9 @@ export function rawRequest(
     const req = http.request(url, { method: options.method ?? 'POST', headers: options.headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);

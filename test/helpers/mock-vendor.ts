@@ -12,7 +12,7 @@ export interface Received {
   closed: Promise<void>;
 }
 
-export type MockHandler = (req: Received, res: http.ServerResponse) => void | Promise<void>;
+export type MockHandler = (req: Received, res: http.ServerResponse) => unknown;
 
 /**
  * A vendor API on loopback (node:http) that records every request and answers through per-path handlers
@@ -86,18 +86,36 @@ export const MESSAGES_STREAM: [string, unknown][] = [
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 25, cache_read_input_tokens: 5, cache_creation_input_tokens: 0, output_tokens: 1 },
+        usage: {
+          input_tokens: 25,
+          cache_read_input_tokens: 5,
+          cache_creation_input_tokens: 0,
+          output_tokens: 1,
+        },
       },
     },
   ],
-  ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
+  [
+    'content_block_start',
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+  ],
   ['ping', { type: 'ping' }],
-  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } }],
-  ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' there' } }],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
+  ],
+  [
+    'content_block_delta',
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' there' } },
+  ],
   ['content_block_stop', { type: 'content_block_stop', index: 0 }],
   [
     'message_delta',
-    { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 7 } },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 7 },
+    },
   ],
   ['message_stop', { type: 'message_stop' }],
 ];
@@ -142,14 +160,31 @@ const RESPONSES_USAGE = {
 export const RESPONSE_JSON = responseObject('completed', RESPONSES_USAGE);
 
 export const RESPONSES_STREAM: [string, unknown][] = [
-  ['response.created', { type: 'response.created', sequence_number: 0, response: responseObject('in_progress', null) }],
   [
-    'response.output_text.delta',
-    { type: 'response.output_text.delta', sequence_number: 1, item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hello' },
+    'response.created',
+    { type: 'response.created', sequence_number: 0, response: responseObject('in_progress', null) },
   ],
   [
     'response.output_text.delta',
-    { type: 'response.output_text.delta', sequence_number: 2, item_id: 'msg_1', output_index: 0, content_index: 0, delta: ' there' },
+    {
+      type: 'response.output_text.delta',
+      sequence_number: 1,
+      item_id: 'msg_1',
+      output_index: 0,
+      content_index: 0,
+      delta: 'Hello',
+    },
+  ],
+  [
+    'response.output_text.delta',
+    {
+      type: 'response.output_text.delta',
+      sequence_number: 2,
+      item_id: 'msg_1',
+      output_index: 0,
+      content_index: 0,
+      delta: ' there',
+    },
   ],
   ['response.completed', { type: 'response.completed', sequence_number: 3, response: RESPONSE_JSON }],
 ];
@@ -167,7 +202,11 @@ export const GENERATE_JSON = {
 };
 
 export const GENERATE_STREAM: unknown[] = [
-  { candidates: [candidate('Hello')], usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, modelVersion: 'gemini-test' },
+  {
+    candidates: [candidate('Hello')],
+    usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 },
+    modelVersion: 'gemini-test',
+  },
   {
     candidates: [candidate(' there', 'STOP')],
     usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 5, totalTokenCount: 14 },
@@ -210,7 +249,8 @@ export const defaultAnswer: MockHandler = (req, res) => {
     return json(res, 200, GENERATE_STREAM);
   }
   if (path.endsWith(':countTokens')) return json(res, 200, { totalTokens: 9 });
-  if (path === '/v1/models') return json(res, 200, { data: [{ id: 'model-a', object: 'model' }], object: 'list' });
+  if (path === '/v1/models')
+    return json(res, 200, { data: [{ id: 'model-a', object: 'model' }], object: 'list' });
   if (path === '/v1beta/models') return json(res, 200, { models: [{ name: 'models/gemini-test' }] });
   json(res, 404, { error: { message: `mock: no ${req.method} ${path}` } });
 };

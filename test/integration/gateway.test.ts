@@ -1,0 +1,422 @@
+import http from 'node:http';
+import zlib from 'node:zlib';
+import type { AddressInfo } from 'node:net';
+import { fundedKey } from '../helpers/services';
+import { settled } from '../helpers/eventually';
+import { rawRequest, startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { describeRedis } from '../helpers/redis';
+import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
+
+/** A messages-format body with bytes no re-serialisation would keep: spacing, escapes, key order, raw UTF-8. */
+const ODD_BODY = Buffer.from(
+  '{ "max_tokens":16,\n  "model" : "claude-test", "messages":[{"role":"user","content":"caf\\u00e9 ✓ \\ud83d\\ude00 1.0e3"}] ,"z":1.50}',
+);
+
+describe('LLM gateway on the wire', () => {
+  let vendor: MockVendor;
+  let gw: RunningGateway;
+  let key: string;
+  let keyId: string;
+
+  beforeAll(async () => {
+    vendor = await new MockVendor().start();
+    gw = await startGateway(vendor.url, { gateway: { idleTimeoutMs: 400 } });
+  });
+  afterAll(async () => {
+    await gw.close();
+    await vendor.stop();
+  });
+  beforeEach(async () => {
+    ({ key, keyId } = await fundedKey(gw.h.services));
+  });
+
+  const post = (path: string, headers: Record<string, string>, body: Buffer | string = ODD_BODY) =>
+    rawRequest(`${gw.base}${path}`, { headers: { 'content-type': 'application/json', ...headers }, body });
+
+  test('request body bytes reach the vendor unchanged; response bytes reach the client unchanged', async () => {
+    const answer = Buffer.from(
+      '{"id":"msg_x" ,"type":"message","content":[{"type":"text","text":"\\u00e9 ✓"}],\n"usage":{"input_tokens":3,"output_tokens":2}}  ',
+    );
+    vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(answer));
+    const res = await post('/v1/messages', { 'x-api-key': key });
+    expect(res.status).toBe(200);
+    expect(vendor.last().body.equals(ODD_BODY)).toBe(true);
+    expect(res.body.equals(answer)).toBe(true);
+    expect(res.headers.via).toBe('1.1 genway');
+    expect(Number(res.headers['x-genway-overhead-ms'])).toBeGreaterThanOrEqual(0);
+  });
+
+  test('a chunked request body is forwarded byte-identical with its length', async () => {
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      });
+      req.on('response', (r) => {
+        r.resume();
+        resolve(r.statusCode!);
+      });
+      req.on('error', reject);
+      req.write(ODD_BODY.subarray(0, 10));
+      req.end(ODD_BODY.subarray(10));
+    });
+    expect(res).toBe(200);
+    expect(vendor.last().body.equals(ODD_BODY)).toBe(true);
+    expect(vendor.last().headers['content-length']).toBe(String(ODD_BODY.length));
+    expect(vendor.last().headers['transfer-encoding']).toBeUndefined();
+  });
+
+  test('headers: anthropic-version filled in only when absent, vendor headers kept, hop-by-hop and credentials dropped', async () => {
+    await post('/v1/messages', { 'x-api-key': key });
+    expect(vendor.last().headers['anthropic-version']).toBe('2023-06-01');
+
+    await post('/v1/messages', {
+      'x-api-key': key,
+      'anthropic-version': '2099-01-01',
+      'anthropic-beta': 'tools-2099',
+      'x-custom-hop': 'secret-hop',
+      connection: 'keep-alive, x-custom-hop',
+      'keep-alive': 'timeout=5',
+      te: 'trailers',
+      'accept-encoding': 'gzip, br',
+      'x-request-trace': 'abc',
+    });
+    const h = vendor.last().headers;
+    expect(h['anthropic-version']).toBe('2099-01-01');
+    expect(h['anthropic-beta']).toBe('tools-2099');
+    expect(h['x-request-trace']).toBe('abc');
+    expect(h['x-custom-hop']).toBeUndefined();
+    expect(h['keep-alive']).toBeUndefined();
+    expect(h.te).toBeUndefined();
+    expect(h['accept-encoding']).toBeUndefined();
+    expect(h.via).toBe('1.1 genway');
+    expect(VENDOR_KEYS.anthropic).toContain(h['x-api-key']);
+
+    await post(
+      '/v1/responses',
+      { authorization: `Bearer ${key}`, 'openai-beta': 'assistants=v2' },
+      '{"model":"gpt-test","input":"x"}',
+    );
+    expect(vendor.last().headers['openai-beta']).toBe('assistants=v2');
+    expect(vendor.last().headers['anthropic-version']).toBeUndefined();
+  });
+
+  test('the key as ?key= works and never travels on; other query parameters do', async () => {
+    const res = await post(
+      `/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key=${key}`,
+      {},
+      '{"contents":[]}',
+    );
+    expect(res.status).toBe(200);
+    expect(vendor.last().url).toBe('/v1beta/models/gemini-test:streamGenerateContent?alt=sse');
+    expect(vendor.last().headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
+    await post(`/v1beta/models/gemini-test:generateContent?key=${key}`, {}, '{"contents":[]}');
+    expect(vendor.last().url).toBe('/v1beta/models/gemini-test:generateContent');
+  });
+
+  test('streamGenerateContent without alt=sse (a JSON array) is metered from its last usageMetadata', async () => {
+    const res = await post(
+      '/v1beta/models/gemini-test:streamGenerateContent',
+      { 'x-goog-api-key': key },
+      '{"contents":[]}',
+    );
+    expect(res.status).toBe(200);
+    expect(Array.isArray(JSON.parse(res.body.toString()))).toBe(true);
+    const expected = { 'gemini-test': { requests: 1, input: 9, output: 5, cacheRead: 0, cacheWrite: 0 } };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+  });
+
+  test('a compressed upstream answer passes through compressed, consistent, and still metered', async () => {
+    const json = Buffer.from(
+      '{"type":"message","model":"claude-test","usage":{"input_tokens":100,"output_tokens":50}}',
+    );
+    const gz = zlib.gzipSync(json);
+    vendor.next((_r, res) =>
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': gz.length,
+        })
+        .end(gz),
+    );
+    const res = await post('/v1/messages', { 'x-api-key': key, 'accept-encoding': 'gzip' });
+    expect(res.headers['content-encoding']).toBe('gzip');
+    expect(res.headers['content-length']).toBe(String(gz.length));
+    expect(res.body.equals(gz)).toBe(true);
+    const expected = { 'claude-test': { requests: 1, input: 100, output: 50, cacheRead: 0, cacheWrite: 0 } };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+  });
+
+  test('a delayed event stream reaches the client event by event, before the upstream sends the next', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const events = sse(MESSAGES_STREAM)
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => `${e}\n\n`);
+    vendor.next(async (_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(events[0]);
+      await released; // the second event is only sent once the client has seen the first
+      for (const e of events.slice(1)) res.write(e);
+      res.end();
+    });
+    const received: string[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      });
+      req.on('response', (res) => {
+        expect(res.headers['content-encoding']).toBeUndefined();
+        res.on('data', (chunk: Buffer) => {
+          received.push(chunk.toString());
+          if (received.length === 1) release();
+        });
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end('{"model":"claude-test","stream":true}');
+    });
+    await done;
+    expect(received[0]).toBe(events[0]);
+    expect(received.join('')).toBe(events.join(''));
+  });
+
+  test('a client that goes away aborts the upstream request, and the usage seen so far is recorded', async () => {
+    const events = sse(MESSAGES_STREAM.slice(0, 4));
+    vendor.next((_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(events); // then never ends
+    });
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      });
+      req.on('response', (res) =>
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        }),
+      );
+      req.on('error', () => undefined);
+      req.end('{"model":"claude-test","stream":true}');
+      setTimeout(() => reject(new Error('no first event')), 5000).unref();
+    });
+    await vendor.last().closed; // the upstream connection was closed by Genway
+    const expected = { 'claude-test': { requests: 1, input: 30, output: 1, cacheRead: 5, cacheWrite: 0 } };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+  });
+
+  test('idle timeout, not total: a stream active for longer than the timeout lives; a silent one is cut', async () => {
+    vendor.next(async (_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 8; i++) {
+        res.write(`data: {"i":${i}}\n\n`);
+        await new Promise((r) => setTimeout(r, 100)); // 800 ms in all, never 400 ms of silence
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    const lively = await post(
+      '/v1/responses',
+      { authorization: `Bearer ${key}` },
+      '{"model":"gpt-test","stream":true}',
+    );
+    expect(lively.body.toString()).toContain('data: [DONE]');
+
+    vendor.next((_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"i":0}\n\n'); // then silence
+    });
+    const cut = await post(
+      '/v1/responses',
+      { authorization: `Bearer ${key}` },
+      '{"model":"gpt-test","stream":true}',
+    ).catch((e: NodeJS.ErrnoException) => e);
+    // The client sees the stream end abnormally (no terminating chunk), never a made-up clean end.
+    expect(cut).not.toHaveProperty('status');
+    expect((cut as Error).message).toMatch(/aborted|socket hang up|ECONNRESET/);
+  });
+
+  test('no answer within the idle timeout is a vendor-shaped 504', async () => {
+    vendor.next(() => undefined); // never answers
+    const res = await post(
+      '/v1/responses',
+      { authorization: `Bearer ${key}` },
+      '{"model":"gpt-test","input":"x"}',
+    );
+    expect(res.status).toBe(504);
+    expect(JSON.parse(res.body.toString())).toEqual({
+      error: {
+        message: 'Upstream openai did not answer within 400 ms',
+        type: 'server_error',
+        param: null,
+        code: 'upstream_timeout',
+      },
+    });
+  });
+
+  test('refusals in each vendor’s own shape: 401, 404, 405, 413, 508', async () => {
+    const noKey = await post('/v1/messages', {});
+    expect(noKey.status).toBe(401);
+    expect(JSON.parse(noKey.body.toString())).toEqual({
+      type: 'error',
+      error: {
+        type: 'authentication_error',
+        message: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
+      },
+    });
+    const gem = await post('/v1beta/models/g:generateContent', { 'x-goog-api-key': 'nope' }, '{}');
+    expect(gem.status).toBe(401);
+    expect(JSON.parse(gem.body.toString()).error).toMatchObject({ code: 401, status: 'UNAUTHENTICATED' });
+
+    const unknown = await rawRequest(`${gw.base}/v1/nothing-here`, {
+      method: 'GET',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(JSON.parse(unknown.body.toString()).error.code).toBe('not_found');
+
+    const method = await rawRequest(`${gw.base}/v1/messages`, {
+      method: 'GET',
+      headers: { 'x-api-key': key },
+    });
+    expect(method.status).toBe(405);
+    expect(method.headers.allow).toBe('POST');
+    expect(JSON.parse(method.body.toString()).type).toBe('error');
+
+    const big = await post('/v1/messages', { 'x-api-key': key }, Buffer.alloc(33 * 1024 * 1024, 0x20));
+    expect(big.status).toBe(413);
+    expect(JSON.parse(big.body.toString()).error.type).toBe('request_too_large');
+
+    const looped = await post('/v1/messages', { 'x-api-key': key, via: '1.1 edge, 1.1 genway' });
+    expect(looped.status).toBe(508);
+    expect(JSON.parse(looped.body.toString()).error.type).toBe('api_error');
+  });
+
+  test('metrics: tokens by vendor, model and type; upstream codes; overhead and first-byte histograms', async () => {
+    await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-metrics","stream":true}');
+    await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 1);
+    const text = await gw.h.services.metrics.registry.metrics();
+    expect(text).toContain(
+      'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="input"} 30',
+    );
+    expect(text).toContain(
+      'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="output"} 7',
+    );
+    expect(text).toContain(
+      'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="cache_read"} 5',
+    );
+    expect(text).toMatch(/genway_gateway_upstream_responses_total\{vendor="anthropic",code="200"\} \d+/);
+    expect(text).toMatch(
+      /genway_gateway_overhead_seconds_count\{vendor="anthropic",status_class="2xx"\} \d+/,
+    );
+    expect(text).toMatch(
+      /genway_gateway_upstream_ttfb_seconds_count\{vendor="anthropic",status_class="2xx"\} \d+/,
+    );
+    expect(text).toMatch(
+      /genway_http_requests_total\{route="\/v1\/messages",method="POST",status="200"\} \d+/,
+    );
+  });
+
+  test('admin API: a key’s gateway usage by model', async () => {
+    await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-admin","stream":true}');
+    const expected = { 'claude-admin': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 } };
+    await settled(() => gw.h.services.store.usage.get(keyId), expected);
+    const res = await rawRequest(`${gw.base}/admin/v1/keys/${keyId}/usage`, {
+      method: 'GET',
+      headers: { authorization: 'Bearer test-admin-token-0123456789' },
+    });
+    expect(JSON.parse(res.body.toString())).toEqual({
+      code: 200,
+      message: 'success',
+      data: { keyId, models: expected },
+    });
+  });
+
+  test('no log line holds the Genway key or a vendor key', async () => {
+    await post('/v1/messages', { 'x-api-key': key });
+    await post(`/v1beta/models/gemini-test:generateContent?key=${key}`, {}, '{}');
+    await post('/v1/messages', { 'x-api-key': 'gwk_not-a-real-key-but-secret' });
+    const logs = gw.h.logs.text;
+    expect(logs).toContain('/v1beta/models/gemini-test:generateContent?key=[redacted]');
+    for (const secret of [key, 'gwk_not-a-real-key-but-secret', ...Object.values(VENDOR_KEYS).flat()]) {
+      expect(logs).not.toContain(secret);
+    }
+  });
+});
+
+describe('LLM gateway upstream failures', () => {
+  test('an unreachable vendor is a vendor-shaped 502', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const gw = await startGateway(`http://127.0.0.1:${port}`);
+    try {
+      const { key } = await fundedKey(gw.h.services);
+      const res = await rawRequest(`${gw.base}/v1beta/models/g:generateContent`, {
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(res.status).toBe(502);
+      expect(JSON.parse(res.body.toString())).toEqual({
+        error: { code: 502, message: 'Upstream gemini unreachable: ECONNREFUSED', status: 'UNAVAILABLE' },
+      });
+    } finally {
+      await gw.close();
+    }
+  });
+
+  test('a vendor base URL that points back at Genway is stopped by Via (508), not looped', async () => {
+    const probe = http.createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const gw = await startGateway(`http://127.0.0.1:${port}`, { port });
+    try {
+      const { key } = await fundedKey(gw.h.services);
+      const res = await rawRequest(`${gw.base}/v1/messages`, {
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: '{"model":"claude-test"}',
+      });
+      // The second pass refuses; the first passes that answer back like any upstream answer.
+      expect(res.status).toBe(508);
+      expect(res.headers.via).toBe('1.1 genway');
+      expect(JSON.parse(res.body.toString()).error.message).toContain('already passed through Genway');
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describeRedis('LLM gateway on Redis', () => {
+  test('usage and rate limits live in Redis', async () => {
+    const vendor = await new MockVendor().start();
+    const gw = await startGateway(vendor.url, { redis: true });
+    try {
+      const { key, keyId } = await fundedKey(gw.h.services, 10, {
+        rateLimit: { ratePerSec: 0.01, burst: 2 },
+      });
+      const call = () =>
+        rawRequest(`${gw.base}/v1/messages`, {
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: '{"model":"claude-test","stream":true}',
+        });
+      expect((await call()).status).toBe(200);
+      expect((await call()).status).toBe(200);
+      const third = await call();
+      expect(third.status).toBe(429);
+      expect(JSON.parse(third.body.toString()).error.type).toBe('rate_limit_error');
+      const expected = {
+        'claude-test': { requests: 2, input: 60, output: 14, cacheRead: 10, cacheWrite: 0 },
+      };
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    } finally {
+      await gw.close();
+      await vendor.stop();
+    }
+  });
+});
