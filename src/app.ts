@@ -31,7 +31,12 @@ export function buildApp(services: Services): Express {
   if (config.admin.token) {
     app.use(
       '/admin/v1',
-      adminRouter({ accounts, usage: store.usage, token: config.admin.token, bodyLimitBytes: config.server.bodyLimitBytes }),
+      adminRouter({
+        accounts,
+        usage: store.usage,
+        token: config.admin.token,
+        bodyLimitBytes: config.server.bodyLimitBytes,
+      }),
     );
   }
 

@@ -1,0 +1,28 @@
+/** What the bench vendor answers, shared with the bench so it can check that no byte changed on the way. */
+export const JSON_ANSWER = Buffer.from(
+  JSON.stringify({
+    id: 'msg_bench',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-bench',
+    content: [{ type: 'text', text: 'The quick brown fox jumps over the lazy dog. '.repeat(8) }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: 25, output_tokens: 97 },
+  }),
+);
+
+export const SSE_EVENT_GAP_MS = 50;
+
+export const sseEvent = (i: number): string =>
+  `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"event ${i}"}}\n\n`;
+
+/** 100 MiB, in 64 KiB chunks of complete text-delta events padded to size. */
+export const BIG_BYTES = 100 * 1024 * 1024;
+const CHUNK_BYTES = 64 * 1024;
+
+export function bigChunk(): Buffer {
+  const event = sseEvent(7);
+  const whole = event.repeat(Math.floor(CHUNK_BYTES / event.length));
+  return Buffer.from(whole + ':'.padEnd(CHUNK_BYTES - whole.length - 1, ' ') + '\n');
+}
