@@ -22,10 +22,12 @@ export function buildApp(services: Services): Express {
   app.set('etag', false);
   app.set('trust proxy', config.server.trustProxy);
 
-  app.use(requestId, accessLog(logger), requestMetrics(metrics));
-  app.use(healthRouter(services));
-  // The LLM gateway (/v1, /v1beta): no body parser, vendor-shaped errors.
+  app.use(requestId);
+  // The LLM gateway (/v1, /v1beta) first: no body parser, vendor-shaped errors, and its own lean access log
+  // and request metrics (the same lines and series as below, without a child logger per request).
   app.use(services.gateway.handler);
+  app.use(accessLog(logger), requestMetrics(metrics));
+  app.use(healthRouter(services));
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {

@@ -47,7 +47,8 @@ export function hasOwnVia(via: string | undefined): boolean {
 
 /** Header names listed in `Connection` are hop-by-hop for this message too. */
 function connectionTokens(value: string | string[] | undefined): Set<string> | null {
-  if (!value) return null;
+  // The common values name no extra header: skip the split on every keep-alive request.
+  if (!value || value === 'keep-alive' || value === 'close') return null;
   return new Set(
     [value]
       .flat()

@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { authFailureMessage, bearerToken } from '../http/auth';
 import { enforceRateLimit } from '../http/rate-limit';
+import { observeLean } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
@@ -227,6 +228,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   });
   const prices = new Map(Object.entries(gateway.prices));
   const onRateLimited = () => metrics.rateLimitRejections.inc({ surface: 'gateway' });
+  const observeRequest = observeLean(logger, metrics);
 
   /** Takes the priced usage from the balance; when the balance cannot cover it all, takes what is left. */
   async function charge(auth: AuthContext, micros: number): Promise<void> {
@@ -278,6 +280,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     if (!path.startsWith('/v1/') && !path.startsWith('/v1beta/') && path !== '/v1' && path !== '/v1beta') {
       return next();
     }
+    observeRequest(req, res, start);
     const route = ROUTES.find((r) => r.pattern.test(path));
     const vendorName =
       route && route.vendor !== 'by-headers'

@@ -8,6 +8,15 @@ interface AccountState {
   refs: Map<string, LedgerEntry>;
 }
 
+/** A detached copy (callers never hold the stored record); cheaper than structuredClone on the auth path. */
+function copyKey(key: KeyRecord): KeyRecord {
+  return {
+    ...key,
+    models: key.models && [...key.models],
+    rateLimit: key.rateLimit && { ...key.rateLimit },
+  };
+}
+
 /** Embedded mode: one process owns the state, so every method is atomic by running in one tick. */
 export class MemoryAccountStore implements AccountStore {
   private readonly accounts = new Map<string, AccountState>();
@@ -31,7 +40,7 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   async insertKey(key: KeyRecord): Promise<void> {
-    const stored = structuredClone(key);
+    const stored = copyKey(key);
     this.keysByHash.set(key.hash, stored);
     this.keysById.set(key.keyId, stored);
     this.accounts.get(key.accountId)?.keyIds.add(key.keyId);
@@ -39,24 +48,24 @@ export class MemoryAccountStore implements AccountStore {
 
   async findKeyByHash(hash: string): Promise<KeyRecord | null> {
     const key = this.keysByHash.get(hash);
-    return key ? structuredClone(key) : null;
+    return key ? copyKey(key) : null;
   }
 
   async getKey(keyId: string): Promise<KeyRecord | null> {
     const key = this.keysById.get(keyId);
-    return key ? structuredClone(key) : null;
+    return key ? copyKey(key) : null;
   }
 
   async listKeys(accountId: string): Promise<KeyRecord[]> {
     const ids = [...(this.accounts.get(accountId)?.keyIds ?? [])];
-    return ids.map((id) => structuredClone(this.keysById.get(id)!));
+    return ids.map((id) => copyKey(this.keysById.get(id)!));
   }
 
   async revokeKey(keyId: string, at: number): Promise<KeyRecord | null> {
     const key = this.keysById.get(keyId);
     if (!key) return null;
     key.revokedAt ??= at;
-    return structuredClone(key);
+    return copyKey(key);
   }
 
   async balanceMicros(accountId: string): Promise<number | null> {
