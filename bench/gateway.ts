@@ -11,7 +11,7 @@
  * first event of a stream whose vendor waits 50 ms per event; the proxy's RSS growth while a 100 MiB stream
  * passes; and whether every byte arrived unchanged. All loops are bounded in count and time; loopback only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -32,6 +32,20 @@ const REQUEST_BODY = JSON.stringify({
   max_tokens: 64,
   messages: [{ role: 'user', content: 'Say something about foxes.' }],
 });
+
+/**
+ * Pins a process (all its threads) to one CPU: the proxy under test gets CPU 1 to itself, while this load
+ * generator and the vendor stand-in share CPU 0. Throughput then measures the proxy's own cost, not who won
+ * the scheduler. No-op where taskset is missing (the table says which).
+ */
+let pinned = true;
+function pin(pid: number, cpu: number): void {
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+  } catch {
+    pinned = false;
+  }
+}
 
 /** Starts a bench script that prints its port on its first stdout line. */
 function startScript(name: string, args: string[] = []): Promise<{ port: number; child: ChildProcess }> {
@@ -205,8 +219,11 @@ interface Round {
 }
 
 async function main(): Promise<void> {
+  pin(process.pid, 0);
   const upstream = await startScript('upstream');
+  pin(upstream.child.pid!, 0);
   const bare = await startScript('bare-proxy', [String(upstream.port)]);
+  pin(bare.child.pid!, 1);
   const vendorEnv = {
     GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     ANTHROPIC_API_KEY: VENDOR_KEY,
@@ -222,6 +239,8 @@ async function main(): Promise<void> {
       GENWAY_STORE_PREFIX: `genway-bench-gw-${Date.now()}`,
     });
     servers.push(redis);
+    pin(embedded.child.pid!, 1);
+    pin(redis.child.pid!, 1);
     const json = { 'content-type': 'application/json' };
     const embeddedKey = await benchKey(embedded.base);
     const redisKey = await benchKey(redis.base);
@@ -296,7 +315,7 @@ async function main(): Promise<void> {
       return `- ${name}: throughput ${pct(name).toFixed(0)}% of the bare proxy (target ≥ ${target}%: ${verdict(pct(name) >= target)}); p99 at 500 req/s ${fmt(delta(name, 'p99At500'))} ms above it (target ≤ 1 ms: ${verdict(delta(name, 'p99At500') <= 1)}); first SSE event ${fmt(delta(name, 'firstEventMs'))} ms after it (target ≤ 2 ms: ${verdict(delta(name, 'firstEventMs') <= 2)}); RSS growth ${fmt(med(name, 'rssGrowthMb'), 1)} MB over the 100 MiB stream (target < 50 MB: ${verdict(med(name, 'rssGrowthMb') < 50)}).`;
     });
     const table = [
-      `${ROUNDS} interleaved rounds; per round and target: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s, ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered.`,
+      `${ROUNDS} interleaved rounds; per round and target: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s, ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'Each proxy runs pinned to CPU 1; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'}`,
       '',
       '| target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | first SSE event ms | RSS growth MB (100 MiB stream) | stream MiB/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - | - | - |',

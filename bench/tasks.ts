@@ -2,27 +2,46 @@
  * npm run bench:tasks — accepted task submissions per second and submit latency, embedded and on Redis, next to the
  * same server's /healthz as the floor, measured in one run (rounds interleaved, medians reported).
  */
-import { benchKey, load, median, REDIS_URL, startServer, writeSection, type LoadResult } from './lib';
+import {
+  benchKey,
+  dropPrefix,
+  load,
+  machineNote,
+  median,
+  REDIS_URL,
+  startServer,
+  writeSection,
+  type LoadResult,
+} from './lib';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = 16;
 
 async function main(): Promise<void> {
+  const machine = machineNote();
   const prefix = `genway-bench-${Date.now()}`;
   const overlay = { GENWAY_SECRETS_KEY: 'bench-secrets-key-0123456789' };
   const servers = {
     embedded: await startServer(['serve']),
     redis: await startServer(['serve'], { ...overlay, REDIS_URL, GENWAY_STORE_PREFIX: prefix }),
   };
-  const results: Record<string, { health: LoadResult[]; submit: LoadResult[] }> = { embedded: { health: [], submit: [] }, redis: { health: [], submit: [] } };
+  const results: Record<string, { health: LoadResult[]; submit: LoadResult[] }> = {
+    embedded: { health: [], submit: [] },
+    redis: { health: [], submit: [] },
+  };
   try {
-    const keys = { embedded: await benchKey(servers.embedded.base), redis: await benchKey(servers.redis.base) };
+    const keys = {
+      embedded: await benchKey(servers.embedded.base),
+      redis: await benchKey(servers.redis.base),
+    };
     const body = JSON.stringify({ input: { mode: 'text-to-image', prompt: '[sandbox:delay=600000] a fox' } });
     for (let round = 1; round <= ROUNDS; round++) {
       for (const mode of ['embedded', 'redis'] as const) {
         const base = servers[mode].base;
-        results[mode].health.push(await load({ url: `${base}/healthz`, connections: CONNECTIONS, seconds: SECONDS }));
+        results[mode].health.push(
+          await load({ url: `${base}/healthz`, connections: CONNECTIONS, seconds: SECONDS }),
+        );
         results[mode].submit.push(
           await load({
             url: `${base}/api/v1/generateTask/image-gen`,
@@ -33,11 +52,14 @@ async function main(): Promise<void> {
             seconds: SECONDS,
           }),
         );
-        process.stderr.write(`round ${round} ${mode}: submit ${results[mode].submit.at(-1)!.rps.toFixed(0)}/s\n`);
+        process.stderr.write(
+          `round ${round} ${mode}: submit ${results[mode].submit.at(-1)!.rps.toFixed(0)}/s\n`,
+        );
       }
     }
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await dropPrefix(prefix);
   }
 
   const row = (mode: string, what: string, rs: LoadResult[]) =>
@@ -45,7 +67,7 @@ async function main(): Promise<void> {
   const ratio = (mode: 'embedded' | 'redis') =>
     (median(results[mode].submit.map((r) => r.rps)) / median(results[mode].health.map((r) => r.rps))) * 100;
   const table = [
-    `${ROUNDS} interleaved rounds of ${SECONDS} s each, ${CONNECTIONS} connections (autocannon, loopback), medians; image-gen submissions (charged, task written, progress job enqueued) against the same server's /healthz.`,
+    `${ROUNDS} interleaved rounds of ${SECONDS} s each, ${CONNECTIONS} connections (autocannon, loopback), medians; image-gen submissions (charged, task written, progress job enqueued and run by the in-process worker) against the same server's /healthz. ${machine()}.`,
     '',
     '| store | endpoint | req/s | p50 ms | p99 ms | non-2xx |',
     '| - | - | - | - | - | - |',

@@ -1,4 +1,5 @@
-import express, { type Express } from 'express';
+import type { RequestListener } from 'node:http';
+import express from 'express';
 import { balanceRouter } from './accounts/router';
 import { adminRouter } from './admin/router';
 import { batchesRouter } from './batches/router';
@@ -14,19 +15,15 @@ import { accessLog, requestId, requestMetrics } from './http/request-context';
 import './http/locals';
 import type { Services } from './services';
 
-/** Builds the HTTP application from ready-made services; never listens (supertest drives it directly). */
-export function buildApp(services: Services): Express {
+/** Builds the HTTP request handler from ready-made services; never listens (supertest drives it directly). */
+export function buildApp(services: Services): RequestListener {
   const { config, accounts, store, metrics, logger } = services;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.server.trustProxy);
 
-  app.use(requestId);
-  // The LLM gateway (/v1, /v1beta) first: no body parser, vendor-shaped errors, and its own lean access log
-  // and request metrics (the same lines and series as below, without a child logger per request).
-  app.use(services.gateway.handler);
-  app.use(accessLog(logger), requestMetrics(metrics));
+  app.use(requestId, accessLog(logger), requestMetrics(metrics));
   app.use(healthRouter(services));
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
@@ -63,5 +60,9 @@ export function buildApp(services: Services): Express {
 
   app.use(unknownRoute);
   app.use(errorHandler(logger));
-  return app;
+
+  // The LLM gateway (/v1, /v1beta) answers ahead of Express: no body parser, no per-request Express
+  // decoration, vendor-shaped errors, the same access line and request metrics (src/gateway/router.ts).
+  const { gateway } = services;
+  return (req, res) => (gateway.owns(req.url!) ? gateway.handle(req, res) : app(req, res));
 }

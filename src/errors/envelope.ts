@@ -11,7 +11,7 @@ export function ok<T>(data: T): Envelope<T> {
   return { code: 200, message: 'success', data };
 }
 
-/** How an error reaches the client; gateway routes swap in their vendor's shape via res.locals.renderError. */
+/** How an error reaches the client (the gateway has its own, in each vendor's shape: src/gateway/vendors.ts). */
 export type ErrorRenderer = (res: Response, err: ApiError) => void;
 
 export const renderEnvelope: ErrorRenderer = (res, err) => {

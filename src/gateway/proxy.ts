@@ -1,6 +1,5 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { Request, Response } from 'express';
 import { ApiError } from '../errors';
 import type { Vendor } from './vendors';
 
@@ -75,6 +74,8 @@ export interface ForwardOptions {
   path: string;
   body: Buffer | null;
   start: number;
+  /** Echoed to the client in X-Request-Id. */
+  requestId: string;
   /** Sees every response body chunk, as sent to the client. */
   onResponse?(res: http.IncomingMessage): ((chunk: Buffer) => void) | undefined;
   /** Runs once when the client's response is over (finished or cut). */
@@ -104,7 +105,7 @@ export class VendorProxy {
   constructor(private readonly options: ProxyOptions) {}
 
   /** Headers for the upstream request: the client's, minus credentials and hop-by-hop, plus the vendor key. */
-  private upstreamHeaders(req: Request, vendor: Vendor, body: Buffer | null): string[] {
+  private upstreamHeaders(req: IncomingMessage, vendor: Vendor, body: Buffer | null): string[] {
     const raw = req.rawHeaders;
     const listed = connectionTokens(req.headers.connection);
     const out: string[] = ['Host', vendor.origin.host];
@@ -126,7 +127,7 @@ export class VendorProxy {
     return out;
   }
 
-  forward(req: Request, res: Response, options: ForwardOptions): void {
+  forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): void {
     const { vendor, body } = options;
     const secure = vendor.origin.protocol === 'https:';
     const exchange: Exchange = { start: options.start, sent: 0, complete: false };
@@ -176,7 +177,7 @@ export class VendorProxy {
             'bad_gateway',
             `Upstream ${vendor.name} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
           );
-      vendor.renderError(res, apiError);
+      vendor.renderError(res, apiError, { 'X-Request-Id': options.requestId });
     });
 
     upstream.once('response', (incoming) => {
@@ -186,7 +187,7 @@ export class VendorProxy {
         incoming.destroy();
         return;
       }
-      this.writeHead(res, incoming, exchange);
+      this.writeHead(res, incoming, exchange, options.requestId);
       const tap = options.onResponse?.(incoming);
       incoming.on('data', (chunk: Buffer) => {
         tap?.(chunk);
@@ -207,24 +208,29 @@ export class VendorProxy {
     upstream.end(body ?? undefined);
   }
 
-  private writeHead(res: Response, incoming: http.IncomingMessage, exchange: Exchange): void {
+  /**
+   * The vendor's status and headers, minus hop-by-hop ones, plus Genway's own, written in one flat list:
+   * nothing was set on `res` before, so Node writes them as given (duplicates such as Set-Cookie kept).
+   */
+  private writeHead(
+    res: ServerResponse,
+    incoming: IncomingMessage,
+    exchange: Exchange,
+    requestId: string,
+  ): void {
     const raw = incoming.rawHeaders;
     const listed = connectionTokens(incoming.headers.connection);
-    const grouped = new Map<string, [name: string, values: string[]]>();
+    const out: string[] = ['X-Request-Id', requestId];
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i].toLowerCase();
       if (DROP_FROM_RESPONSE.has(lower) || listed?.has(lower)) continue;
-      const entry = grouped.get(lower);
-      if (entry) entry[1].push(raw[i + 1]);
-      else grouped.set(lower, [raw[i], [raw[i + 1]]]);
+      out.push(raw[i], raw[i + 1]);
     }
-    for (const [name, values] of grouped.values())
-      res.setHeader(name, values.length === 1 ? values[0] : values);
     const via = incoming.headers.via;
-    res.setHeader('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
-    const overheadMs = exchange.sent - exchange.start + (performance.now() - (exchange.headers ?? 0));
-    res.setHeader('X-Genway-Overhead-Ms', overheadMs.toFixed(3));
-    res.writeHead(exchange.status!, incoming.statusMessage);
+    out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
+    const overheadMs = exchange.sent - exchange.start + (performance.now() - exchange.headers!);
+    out.push('X-Genway-Overhead-Ms', overheadMs.toFixed(3));
+    res.writeHead(exchange.status!, incoming.statusMessage, out);
     // Streams (no length known up front) get their headers now, before the first event.
     if (!incoming.headers['content-length']) res.flushHeaders();
   }

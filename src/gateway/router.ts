@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { authFailureMessage, bearerToken } from '../http/auth';
 import { enforceRateLimit } from '../http/rate-limit';
-import { observeLean } from '../http/request-context';
+import { logRequest, observeRequest, requestIdOf } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
@@ -146,7 +145,7 @@ function vendorByHeaders(headers: IncomingHttpHeaders): VendorName {
 }
 
 /** The Genway key, wherever the vendor's SDK put it: `x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`. */
-function presentedKey(req: Request, query: URLSearchParams | null): string | undefined {
+function presentedKey(req: IncomingMessage, query: URLSearchParams | null): string | undefined {
   const header = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
   if (req.headers.authorization) return bearerToken(req.headers.authorization);
@@ -154,7 +153,7 @@ function presentedKey(req: Request, query: URLSearchParams | null): string | und
 }
 
 /** Reads the whole body (bounded) so `model` can be read from a copy; the original bytes go upstream. */
-function readBody(req: Request, limit: number): Promise<Buffer> {
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     return Promise.reject(
@@ -211,8 +210,21 @@ export interface GatewayDeps {
 }
 
 export interface Gateway {
-  handler: RequestHandler;
+  /** True for the gateway's paths (`/v1...`, `/v1beta...`), which bypass Express. */
+  owns(url: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse): void;
   close(): void;
+}
+
+/** `/v1`, `/v1/...`, `/v1beta`, `/v1beta/...` (the task API lives under `/api/v1`). */
+function isGatewayPath(url: string): boolean {
+  if (!url.startsWith('/v1')) return false;
+  const next = url.charCodeAt(3);
+  // end, '/', '?', or 'beta' followed by end, '/' or '?'
+  if (Number.isNaN(next) || next === 47 || next === 63) return true;
+  if (!url.startsWith('beta', 3)) return false;
+  const after = url.charCodeAt(7);
+  return Number.isNaN(after) || after === 47 || after === 63;
 }
 
 /**
@@ -228,7 +240,6 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   });
   const prices = new Map(Object.entries(gateway.prices));
   const onRateLimited = () => metrics.rateLimitRejections.inc({ surface: 'gateway' });
-  const observeRequest = observeLean(logger, metrics);
 
   /** Takes the priced usage from the balance; when the balance cannot cover it all, takes what is left. */
   async function charge(auth: AuthContext, micros: number): Promise<void> {
@@ -272,77 +283,83 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     metrics.gatewayOverhead.observe(labels, Math.max(0, overhead) / 1000);
   }
 
-  async function handle(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const start = performance.now();
-    const url = req.url;
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    if (!path.startsWith('/v1/') && !path.startsWith('/v1beta/') && path !== '/v1' && path !== '/v1beta') {
-      return next();
-    }
-    observeRequest(req, res, start);
-    const route = ROUTES.find((r) => r.pattern.test(path));
-    const vendorName =
-      route && route.vendor !== 'by-headers'
-        ? route.vendor
-        : path.startsWith('/v1beta')
-          ? 'gemini'
-          : vendorByHeaders(req.headers);
-    const vendor = vendors[vendorName];
-    res.locals.renderError = vendor.renderError;
-    if (!route) {
-      res.locals.route = path.startsWith('/v1beta') ? '/v1beta/*' : '/v1/*';
-      throw new ApiError('not_found', `No gateway route for ${req.method} ${path}`);
-    }
-    res.locals.route = route.template;
-    if (!route.methods.includes(req.method)) {
-      const allow = route.methods.join(', ');
-      throw new ApiError(
-        'method_not_allowed',
-        `Method ${req.method} is not allowed here; allowed: ${allow}`,
-        {
-          Allow: allow,
-        },
+  /** One gateway exchange: who asked, where it goes, and how it ended, for the access line and metrics. */
+  interface Call {
+    requestId: string;
+    start: number;
+    route: string;
+    vendor: Vendor;
+  }
+
+  function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
+    res.once('close', () => {
+      const { requestId, start, route } = call;
+      observeRequest(metrics, route, req.method!, res.statusCode, start);
+      logRequest(
+        logger,
+        { requestId, method: req.method!, url: req.url!, status: res.statusCode, start, route },
+        res.writableFinished,
       );
+    });
+  }
+
+  /** Genway's own refusal in the vendor's shape; never a stack trace, never the envelope. */
+  function refuse(req: IncomingMessage, res: ServerResponse, call: Call, err: unknown): void {
+    const apiError = err instanceof ApiError ? err : new ApiError('internal', 'Internal server error');
+    if (apiError.status >= 500) {
+      logger.error({ err, requestId: call.requestId, route: call.route }, 'gateway request failed');
     }
-    if (hasOwnVia(req.headers.via as string | undefined)) {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (req.readable) req.resume(); // drain an unread body so the connection can be reused
+    call.vendor.renderError(res, apiError, { 'X-Request-Id': call.requestId });
+  }
+
+  async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Call,
+    path: string,
+    route: GatewayRoute | undefined,
+  ): Promise<void> {
+    const url = req.url!;
+    if (!route) throw new ApiError('not_found', `No gateway route for ${req.method} ${path}`);
+    if (!route.methods.includes(req.method!)) {
+      const allow = route.methods.join(', ');
+      throw new ApiError('method_not_allowed', `Method ${req.method} is not allowed here; allowed: ${allow}`, {
+        Allow: allow,
+      });
+    }
+    if (hasOwnVia(req.headers.via)) {
       throw new ApiError(
         'loop_detected',
         'This request already passed through Genway (Via): the vendor base URL points back at Genway',
       );
     }
 
+    const q = url.indexOf('?');
     const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
     const auth = await accounts.authenticate(presentedKey(req, query));
     if (typeof auth === 'string') throw new ApiError('unauthorized', authFailureMessage(auth));
-    res.locals.auth = auth;
-    await enforceRateLimit(
-      store.rateLimiter,
-      auth.keyId,
-      auth.rateLimit ?? config.rateLimits.default,
-      onRateLimited,
-    );
+    await enforceRateLimit(store.rateLimiter, auth.keyId, auth.rateLimit ?? config.rateLimits.default, onRateLimited);
 
-    const hasBody =
-      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const body = hasBody ? await readBody(req, gateway.maxRequestBytes) : null;
+    // The model as the client named it (read from a parsed copy): for the allow-list, the price table and the
+    // usage labels, so usage and prices line up whatever version string the vendor answers with.
     let model: string | undefined;
     if (route.model === 'path') model = decodeURIComponent(route.pattern.exec(path)![1]);
     else if (route.model === 'body' && body && (route.metered || auth.models)) model = modelOfBody(body);
     if (auth.models && route.model !== 'none') {
       if (!model) {
-        throw new ApiError(
-          'invalid_request',
-          "model: required (a string) to check this key's model allow-list",
-        );
+        throw new ApiError('invalid_request', "model: required (a string) to check this key's model allow-list");
       }
       assertModelAllowed(auth, model);
     }
     if (model && prices.has(model) && ((await store.accounts.balanceMicros(auth.accountId)) ?? 0) <= 0) {
-      throw new ApiError(
-        'insufficient_balance',
-        'Insufficient balance: this account has no balance left for metered models',
-      );
+      throw new ApiError('insufficient_balance', 'Insufficient balance: this account has no balance left for metered models');
     }
 
     // The Gemini-style `?key=` is Genway's key: it never travels on.
@@ -353,12 +370,14 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       forwardPath = rest ? `${path}?${rest}` : path;
     }
 
+    const { vendor } = call;
     let tap: UsageTap | null = null;
     proxy.forward(req, res, {
       vendor,
       path: forwardPath,
       body,
-      start,
+      start: call.start,
+      requestId: call.requestId,
       onResponse: route.metered
         ? (incoming) => {
             const h = incoming.headers;
@@ -372,15 +391,31 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         void tap
           ?.finish()
           .then((r) => r && account(vendor, auth, modelLabel(model ?? r.model), r.usage))
-          .catch((err: unknown) =>
-            logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'),
-          );
+          .catch((err: unknown) => logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'));
       },
     });
   }
 
   return {
-    handler: (req, res, next) => handle(req, res, next).catch(next),
+    owns: (url) => isGatewayPath(url),
+    handle: (req, res) => {
+      const start = performance.now();
+      const url = req.url!;
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const route = ROUTES.find((r) => r.pattern.test(path));
+      const beta = path.startsWith('/v1beta');
+      const vendorName =
+        route && route.vendor !== 'by-headers' ? route.vendor : beta ? 'gemini' : vendorByHeaders(req.headers);
+      const call: Call = {
+        requestId: requestIdOf(req),
+        start,
+        route: route?.template ?? (beta ? '/v1beta/*' : '/v1/*'),
+        vendor: vendors[vendorName],
+      };
+      finish(req, res, call);
+      handle(req, res, call, path, route).catch((err: unknown) => refuse(req, res, call, err));
+    },
     close: () => proxy.close(),
   };
 }

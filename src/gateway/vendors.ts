@@ -1,6 +1,9 @@
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Config } from '../config';
-import type { ApiError, ErrorRenderer } from '../errors';
+import type { ApiError } from '../errors';
+
+/** Writes one of Genway's own refusals (plain node:http: the gateway runs ahead of Express). */
+export type VendorErrorRenderer = (res: ServerResponse, err: ApiError, headers: Record<string, string>) => void;
 
 export type VendorName = 'anthropic' | 'openai' | 'gemini';
 
@@ -22,7 +25,7 @@ export interface Vendor {
   /** The key header's value for `key`. */
   keyHeaderValue(key: string): string;
   /** Genway's own refusals in this vendor's error shape, so the vendor's SDK raises its usual error class. */
-  readonly renderError: ErrorRenderer;
+  readonly renderError: VendorErrorRenderer;
 }
 
 type ErrorBody = (status: number, message: string) => unknown;
@@ -83,11 +86,15 @@ const geminiBody: ErrorBody = (status, message) => ({
   error: { code: status, message, status: GEMINI_STATUS[status] ?? 'INTERNAL' },
 });
 
-function renderer(body: ErrorBody): ErrorRenderer {
-  return (res: Response, err: ApiError) => {
+function renderer(body: ErrorBody): VendorErrorRenderer {
+  return (res, err, headers) => {
     const payload = JSON.stringify(body(err.status, err.message));
-    res.status(err.status).set(err.headers);
-    res.setHeader('Content-Type', 'application/json');
+    res.writeHead(err.status, {
+      ...headers,
+      ...err.headers,
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(payload),
+    });
     res.end(payload);
   };
 }

@@ -48,6 +48,6 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (req.readable) req.resume(); // drain an unread body so the connection can be reused
-    (res.locals.renderError ?? renderEnvelope)(res, apiError);
+    renderEnvelope(res, apiError);
   };
 }

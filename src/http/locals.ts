@@ -1,5 +1,4 @@
 import type { AuthContext } from '../accounts/service';
-import type { ErrorRenderer } from '../errors';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -10,8 +9,6 @@ declare global {
       route?: string;
       /** Set by the auth middleware. */
       auth?: AuthContext;
-      /** Gateway routes answer errors in their vendor's shape instead of the envelope. */
-      renderError?: ErrorRenderer;
     }
   }
 }

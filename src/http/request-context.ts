@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { RequestHandler } from 'express';
 import pinoHttp from 'pino-http';
 import type { Logger } from '../observability/logger';
 import { loggableUrl } from '../observability/logger';
@@ -7,10 +8,15 @@ import type { Metrics } from '../observability/metrics';
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** Honours a sane incoming X-Request-Id (so a trace spans systems), otherwise makes one; echoes it back. */
-export const requestId: RequestHandler = (req, res, next) => {
+/** A sane incoming X-Request-Id (so a trace spans systems), otherwise a new one. */
+export function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  const id = typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** Gives every request its id and echoes it back. */
+export const requestId: RequestHandler = (req, res, next) => {
+  const id = requestIdOf(req);
   res.locals.requestId = id;
   res.setHeader('X-Request-Id', id);
   next();
@@ -37,12 +43,15 @@ export function accessLog(logger: Logger): RequestHandler {
   });
 }
 
-function observe(metrics: Metrics, req: Request, res: Response, start: number): void {
-  const labels = {
-    route: res.locals.route ?? 'unmatched',
-    method: req.method,
-    status: String(res.statusCode),
-  };
+/** The request counter and duration histogram of one finished request. */
+export function observeRequest(
+  metrics: Metrics,
+  route: string,
+  method: string,
+  status: number,
+  start: number,
+): void {
+  const labels = { route, method, status: String(status) };
   metrics.httpRequests.inc(labels);
   metrics.httpDuration.observe(labels, (performance.now() - start) / 1000);
 }
@@ -51,29 +60,27 @@ function observe(metrics: Metrics, req: Request, res: Response, start: number): 
 export function requestMetrics(metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const start = performance.now();
-    res.once('close', () => observe(metrics, req, res, start));
+    res.once('close', () =>
+      observeRequest(metrics, res.locals.route ?? 'unmatched', req.method, res.statusCode, start),
+    );
     next();
   };
 }
 
-/**
- * accessLog + requestMetrics for a hot path, in one 'close' listener: the same access line (when info is
- * enabled) without pino-http's per-request child logger, and the same metric series.
- */
-export function observeLean(logger: Logger, metrics: Metrics) {
-  return (req: Request, res: Response, start: number): void => {
-    res.once('close', () => {
-      observe(metrics, req, res, start);
-      if (!logger.isLevelEnabled('info')) return;
-      logger.info(
-        {
-          req: { id: res.locals.requestId, method: req.method, url: loggableUrl(req.originalUrl) },
-          res: { statusCode: res.statusCode },
-          responseTime: Math.round(performance.now() - start),
-          route: res.locals.route,
-        },
-        res.writableFinished ? 'request completed' : 'request aborted',
-      );
-    });
-  };
+/** The access line of accessLog, written directly (for the gateway, which runs ahead of Express). */
+export function logRequest(
+  logger: Logger,
+  fields: { requestId: string; method: string; url: string; status: number; start: number; route: string },
+  finished: boolean,
+): void {
+  if (!logger.isLevelEnabled('info')) return;
+  logger.info(
+    {
+      req: { id: fields.requestId, method: fields.method, url: loggableUrl(fields.url) },
+      res: { statusCode: fields.status },
+      responseTime: Math.round(performance.now() - fields.start),
+      route: fields.route,
+    },
+    finished ? 'request completed' : 'request aborted',
+  );
 }

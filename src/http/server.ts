@@ -1,5 +1,4 @@
 import http from 'node:http';
-import type { Express } from 'express';
 import type { Logger } from '../observability/logger';
 
 export interface RunningServer {
@@ -13,7 +12,7 @@ export interface RunningServer {
 }
 
 export async function listen(
-  app: Express,
+  app: http.RequestListener,
   host: string,
   port: number,
   logger: Logger,

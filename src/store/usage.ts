@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from './keys';
+import { LuaScript } from './redis/scripts';
 import type { ModelUsage, TokenUsage, UsageStore } from './types';
 
 const FIELDS = ['requests', 'input', 'output', 'cacheRead', 'cacheWrite'] as const;
@@ -34,7 +35,9 @@ export class MemoryUsageStore implements UsageStore {
   }
 }
 
-/** One hash per key; HINCRBY per (model, field) in one MULTI, so concurrent replicas add up exactly. */
+const hashIncrMany = new LuaScript('hash_incr_many');
+
+/** One hash per key; every (model, field) increment of a call in one script, so concurrent replicas add up exactly. */
 export class RedisUsageStore implements UsageStore {
   constructor(
     private readonly redis: Redis,
@@ -42,10 +45,9 @@ export class RedisUsageStore implements UsageStore {
   ) {}
 
   async record(keyId: string, model: string, usage: TokenUsage): Promise<void> {
-    const key = this.keys.keyUsage(keyId);
-    const tx = this.redis.multi();
-    for (const [field, n] of increments(usage)) if (n) tx.hincrby(key, `${model}${SEP}${field}`, n);
-    await tx.exec();
+    const args: (string | number)[] = [];
+    for (const [field, n] of increments(usage)) if (n) args.push(`${model}${SEP}${field}`, n);
+    await hashIncrMany.run(this.redis, [this.keys.keyUsage(keyId)], args);
   }
 
   async get(keyId: string): Promise<Record<string, ModelUsage>> {

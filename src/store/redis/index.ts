@@ -14,6 +14,8 @@ export function createRedisConnection(url: string, name: string): Redis {
     // Fail a command after a few reconnect attempts instead of hanging a request forever.
     maxRetriesPerRequest: 3,
     lazyConnect: false,
+    // Commands issued in the same tick share one write (auth, rate limit and usage of concurrent requests).
+    enableAutoPipelining: true,
   });
 }
 
