@@ -146,26 +146,32 @@ class SseTap {
   }
 }
 
-/** Bodies kept whole up to this size to parse at the end; beyond it only a tail is kept for a scan. */
-const MAX_JSON_BYTES = 16 << 20;
-const TAIL_BYTES = 256 << 10;
+/** Usage sits at the end of a JSON body: only this much of the tail is kept to read it from. */
+const TAIL_BYTES = 64 << 10;
 
-/** The last `"<key>": {...}` object in `text`, parsed; for bodies cut short or too large to keep whole. */
-function lastObjectAfter(text: string, key: string): unknown {
-  const at = text.lastIndexOf(`"${key}"`);
-  if (at === -1) return undefined;
-  const open = text.indexOf('{', at);
-  if (open === -1) return undefined;
+/** Where each format keeps usage, a field that tells a usage object, and how one is fed back as a body. */
+const USAGE: Record<UsageFormat, { key: string; marker: string; asBody: (usage: unknown) => unknown }> = {
+  messages: { key: '"usage"', marker: 'output_tokens', asBody: (usage) => ({ type: 'message', usage }) },
+  responses: { key: '"usage"', marker: 'output_tokens', asBody: (usage) => ({ usage }) },
+  generateContent: {
+    key: '"usageMetadata"',
+    marker: 'promptTokenCount',
+    asBody: (usageMetadata) => ({ usageMetadata }),
+  },
+};
+
+/** The `{...}` object that starts at `open`, parsed; undefined when it is cut short or not JSON. */
+function objectAt(text: string, open: number): unknown {
   let depth = 0;
   let inString = false;
   for (let i = open; i < text.length; i++) {
-    const c = text[i];
+    const c = text.charCodeAt(i);
     if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */) depth++;
+    else if (c === 125 /* } */ && --depth === 0) {
       try {
         return JSON.parse(text.slice(open, i + 1));
       } catch {
@@ -176,52 +182,46 @@ function lastObjectAfter(text: string, key: string): unknown {
   return undefined;
 }
 
-/** Where each format keeps usage, and how a bare usage object found by a scan is fed back as a body. */
-const USAGE_KEY: Record<UsageFormat, string> = {
-  messages: 'usage',
-  responses: 'usage',
-  generateContent: 'usageMetadata',
-};
-const AS_BODY: Record<UsageFormat, (usage: unknown) => unknown> = {
-  messages: (usage) => ({ type: 'message', usage }),
-  responses: (usage) => ({ usage }),
-  generateContent: (usageMetadata) => ({ usageMetadata }),
-};
+/** `: {` right after a key (sticky: matched exactly at lastIndex). */
+const COLON_OBJECT = /\s*:\s*\{/y;
 
-/** A JSON body (or Gemini's streamed JSON array), parsed once it is complete. */
+/**
+ * The last usage object in a JSON text: the last `"usage": {` (or `"usageMetadata": {`) whose object holds the
+ * format's counts. A scan from the end, not a parse of the whole body: cheaper, and it also reads a body cut
+ * short (client gone) or a Gemini stream array whose last chunk carries the totals.
+ */
+function lastUsage(text: string, format: UsageFormat): unknown {
+  const { key, marker } = USAGE[format];
+  for (let at = text.lastIndexOf(key); at !== -1; at = at > 0 ? text.lastIndexOf(key, at - 1) : -1) {
+    COLON_OBJECT.lastIndex = at + key.length;
+    if (!COLON_OBJECT.test(text)) continue;
+    const usage = objectAt(text, COLON_OBJECT.lastIndex - 1);
+    if (typeof usage === 'object' && usage !== null && marker in usage) return usage;
+  }
+  return undefined;
+}
+
+/** A JSON body (or Gemini's streamed JSON array): its tail is kept and read once the response is over. */
 class JsonTap {
   private chunks: Buffer[] = [];
   private size = 0;
-  private truncated = false;
 
   constructor(private readonly state: UsageState) {}
 
   feed(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    if (this.size > MAX_JSON_BYTES) {
-      const tail = Buffer.concat(this.chunks).subarray(-TAIL_BYTES);
-      this.chunks = [tail];
-      this.size = tail.length;
-      this.truncated = true;
+    while (this.chunks.length > 1 && this.size - this.chunks[0].length >= TAIL_BYTES) {
+      this.size -= this.chunks.shift()!.length;
     }
   }
 
   end(): void {
-    const text = Buffer.concat(this.chunks).toString('utf8');
+    const text = (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8');
     this.chunks = [];
-    if (!this.truncated) {
-      try {
-        const body: unknown = JSON.parse(text);
-        for (const item of Array.isArray(body) ? body : [body]) this.state.take(item);
-        return;
-      } catch {
-        // Cut short (client gone, upstream reset): fall back to the last usage object in what arrived.
-      }
-    }
     const { format } = this.state;
-    const usage = lastObjectAfter(text, USAGE_KEY[format]);
-    if (usage !== undefined) this.state.take(AS_BODY[format](usage));
+    const usage = lastUsage(text, format);
+    if (usage !== undefined) this.state.take(USAGE[format].asBody(usage));
   }
 }
 

@@ -27,7 +27,11 @@ export class MemoryUsageStore implements UsageStore {
     if (!models) this.byKey.set(keyId, (models = new Map()));
     let totals = models.get(model);
     if (!totals) models.set(model, (totals = empty()));
-    for (const [field, n] of increments(usage)) totals[field] += n;
+    totals.requests += 1;
+    totals.input += usage.input;
+    totals.output += usage.output;
+    totals.cacheRead += usage.cacheRead;
+    totals.cacheWrite += usage.cacheWrite;
   }
 
   async get(keyId: string): Promise<Record<string, ModelUsage>> {
