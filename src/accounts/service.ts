@@ -36,7 +36,14 @@ function keyView(key: KeyRecord): KeyView {
   };
 }
 
+/** How long a hot path may reuse a key's record; revocation is still checked on every call (the key gate). */
+const RECALL_MS = 60_000;
+const RECALL_MAX = 10_000;
+
 export class AccountsService {
+  /** Recently authenticated keys by hash: only fields a key never changes (revocation is not one of them). */
+  private readonly recalled = new Map<string, { auth: AuthContext; until: number }>();
+
   constructor(
     private readonly store: AccountStore,
     private readonly clock: Clock,
@@ -117,6 +124,31 @@ export class AccountsService {
     if (!key) return 'unknown';
     if (key.revokedAt !== null) return 'revoked';
     return { keyId: key.keyId, accountId: key.accountId, models: key.models, rateLimit: key.rateLimit };
+  }
+
+  /**
+   * authenticate() for hot paths: the key's record from a short-lived cache when possible. The caller must then
+   * pass the key gate (store.keyGate), which checks revocation in the same step as the rate limit.
+   */
+  async recall(presented: string | undefined): Promise<(AuthContext & { hash: string }) | AuthFailure> {
+    if (!presented) return 'missing';
+    if (!isWellFormedKey(presented)) return 'malformed';
+    const hash = hashApiKey(presented);
+    const now = this.clock.now();
+    const hit = this.recalled.get(hash);
+    if (hit && hit.until > now) return { ...hit.auth, hash };
+    const key = await this.store.findKeyByHash(hash);
+    if (!key) return 'unknown';
+    if (key.revokedAt !== null) return 'revoked';
+    const auth = { keyId: key.keyId, accountId: key.accountId, models: key.models, rateLimit: key.rateLimit };
+    if (this.recalled.size >= RECALL_MAX) this.recalled.clear();
+    this.recalled.set(hash, { auth, until: now + RECALL_MS });
+    return { ...auth, hash };
+  }
+
+  /** Drops a recalled key (the key gate found it revoked or gone). */
+  forget(hash: string): void {
+    this.recalled.delete(hash);
   }
 
   async balanceUsd(accountId: string): Promise<number> {

@@ -5,7 +5,7 @@ import { assertModelAllowed } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { authFailureMessage, bearerToken } from '../http/auth';
-import { enforceRateLimit } from '../http/rate-limit';
+import { rateLimitError } from '../http/rate-limit';
 import { logRequest, observeRequest, requestIdOf } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -328,9 +328,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     if (!route) throw new ApiError('not_found', `No gateway route for ${req.method} ${path}`);
     if (!route.methods.includes(req.method!)) {
       const allow = route.methods.join(', ');
-      throw new ApiError('method_not_allowed', `Method ${req.method} is not allowed here; allowed: ${allow}`, {
-        Allow: allow,
-      });
+      throw new ApiError(
+        'method_not_allowed',
+        `Method ${req.method} is not allowed here; allowed: ${allow}`,
+        {
+          Allow: allow,
+        },
+      );
     }
     if (hasOwnVia(req.headers.via)) {
       throw new ApiError(
@@ -341,11 +345,22 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
 
     const q = url.indexOf('?');
     const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
-    const auth = await accounts.authenticate(presentedKey(req, query));
+    // The key's record may come from a short-lived cache; the gate checks revocation with the rate limit.
+    const auth = await accounts.recall(presentedKey(req, query));
     if (typeof auth === 'string') throw new ApiError('unauthorized', authFailureMessage(auth));
-    await enforceRateLimit(store.rateLimiter, auth.keyId, auth.rateLimit ?? config.rateLimits.default, onRateLimited);
+    const limit = auth.rateLimit ?? config.rateLimits.default;
+    const gate = await store.keyGate.pass(auth.hash, auth.keyId, limit);
+    if (gate === 'unknown' || gate === 'revoked') {
+      accounts.forget(auth.hash);
+      throw new ApiError('unauthorized', authFailureMessage(gate));
+    }
+    if (!gate.allowed) {
+      onRateLimited();
+      throw rateLimitError(limit, gate.retryAfterMs);
+    }
 
-    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const hasBody =
+      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
     const body = hasBody ? await readBody(req, gateway.maxRequestBytes) : null;
     // The model as the client named it (read from a parsed copy): for the allow-list, the price table and the
     // usage labels, so usage and prices line up whatever version string the vendor answers with.
@@ -354,12 +369,18 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     else if (route.model === 'body' && body && (route.metered || auth.models)) model = modelOfBody(body);
     if (auth.models && route.model !== 'none') {
       if (!model) {
-        throw new ApiError('invalid_request', "model: required (a string) to check this key's model allow-list");
+        throw new ApiError(
+          'invalid_request',
+          "model: required (a string) to check this key's model allow-list",
+        );
       }
       assertModelAllowed(auth, model);
     }
     if (model && prices.has(model) && ((await store.accounts.balanceMicros(auth.accountId)) ?? 0) <= 0) {
-      throw new ApiError('insufficient_balance', 'Insufficient balance: this account has no balance left for metered models');
+      throw new ApiError(
+        'insufficient_balance',
+        'Insufficient balance: this account has no balance left for metered models',
+      );
     }
 
     // The Gemini-style `?key=` is Genway's key: it never travels on.
@@ -391,7 +412,9 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         void tap
           ?.finish()
           .then((r) => r && account(vendor, auth, modelLabel(model ?? r.model), r.usage))
-          .catch((err: unknown) => logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'));
+          .catch((err: unknown) =>
+            logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'),
+          );
       },
     });
   }
@@ -406,7 +429,11 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       const route = ROUTES.find((r) => r.pattern.test(path));
       const beta = path.startsWith('/v1beta');
       const vendorName =
-        route && route.vendor !== 'by-headers' ? route.vendor : beta ? 'gemini' : vendorByHeaders(req.headers);
+        route && route.vendor !== 'by-headers'
+          ? route.vendor
+          : beta
+            ? 'gemini'
+            : vendorByHeaders(req.headers);
       const call: Call = {
         requestId: requestIdOf(req),
         start,

@@ -3,7 +3,11 @@ import type { Config } from '../config';
 import type { ApiError } from '../errors';
 
 /** Writes one of Genway's own refusals (plain node:http: the gateway runs ahead of Express). */
-export type VendorErrorRenderer = (res: ServerResponse, err: ApiError, headers: Record<string, string>) => void;
+export type VendorErrorRenderer = (
+  res: ServerResponse,
+  err: ApiError,
+  headers: Record<string, string>,
+) => void;
 
 export type VendorName = 'anthropic' | 'openai' | 'gemini';
 

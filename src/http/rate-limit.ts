@@ -3,6 +3,16 @@ import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
 import type { RateLimiter } from '../store';
 
+/** The 429 of a refused request: the limit in the message, whole seconds in Retry-After. */
+export function rateLimitError(limit: RateLimit, retryAfterMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiError(
+    'rate_limited',
+    `Rate limit reached for this API key (${limit.ratePerSec} requests/s, burst ${limit.burst}); retry after ${seconds} s`,
+    { 'Retry-After': String(seconds) },
+  );
+}
+
 /**
  * The per-key token bucket as a thrown 429 (the caller decides the body shape through the error renderer).
  * Returns normally when the request may proceed.
@@ -16,12 +26,7 @@ export async function enforceRateLimit(
   const decision = await limiter.take(keyId, limit);
   if (decision.allowed) return;
   onReject();
-  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-  throw new ApiError(
-    'rate_limited',
-    `Rate limit reached for this API key (${limit.ratePerSec} requests/s, burst ${limit.burst}); retry after ${seconds} s`,
-    { 'Retry-After': String(seconds) },
-  );
+  throw rateLimitError(limit, decision.retryAfterMs);
 }
 
 /** Middleware form, after requireApiKey: the key's own limit, else the configured default. */

@@ -74,6 +74,17 @@ export interface RateLimiter {
   take(bucketId: string, limit: RateLimit, cost?: number): Promise<RateLimitDecision>;
 }
 
+/** What the key gate found: the key gone or revoked, or the rate-limit decision for a live key. */
+export type KeyGateResult = RateLimitDecision | 'unknown' | 'revoked';
+
+export interface KeyGate {
+  /**
+   * For a key whose record the caller already holds (cached): is it still there and not revoked, and may it spend
+   * `cost` tokens of its bucket? One step (one round trip in Redis), so a cached record never outlives a revocation.
+   */
+  pass(hash: string, bucketId: string, limit: RateLimit, cost?: number): Promise<KeyGateResult>;
+}
+
 /** Token counts of one LLM call, by kind. Every field is a whole number of tokens. */
 export interface TokenUsage {
   input: number;
@@ -99,6 +110,7 @@ export interface Store {
   readonly kind: 'memory' | 'redis';
   readonly accounts: AccountStore;
   readonly rateLimiter: RateLimiter;
+  readonly keyGate: KeyGate;
   readonly batches: BatchStore;
   readonly tasks: TaskStore;
   readonly webhookSecrets: WebhookSecretStore;

@@ -248,3 +248,37 @@ describe.each(adapters.map((a) => [a.name, a] as const))('RateLimiter contract (
     expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(true);
   });
 });
+
+describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)', (_name, adapter) => {
+  let store: Store;
+  beforeEach(async () => {
+    store = adapter.create();
+    await store.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1000 });
+  });
+  afterEach(async () => {
+    await store.close();
+    await adapter.cleanup();
+  });
+
+  test('a live key passes and spends from the same bucket as the rate limiter', async () => {
+    await store.accounts.insertKey(key());
+    const limit = { ratePerSec: 0.001, burst: 2 };
+    expect(await store.keyGate.pass('h'.repeat(64), 'key_1', limit)).toEqual({
+      allowed: true,
+      retryAfterMs: 0,
+      remaining: 1,
+    });
+    expect((await store.rateLimiter.take('key_1', limit)).allowed).toBe(true);
+    const refused = await store.keyGate.pass('h'.repeat(64), 'key_1', limit);
+    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+  });
+
+  test('an unknown key is "unknown" and a revoked one "revoked", with no token spent', async () => {
+    const limit = { ratePerSec: 0.001, burst: 1 };
+    expect(await store.keyGate.pass('x'.repeat(64), 'key_x', limit)).toBe('unknown');
+    await store.accounts.insertKey(key());
+    await store.accounts.revokeKey('key_1', 2000);
+    expect(await store.keyGate.pass('h'.repeat(64), 'key_1', limit)).toBe('revoked');
+    expect((await store.rateLimiter.take('key_1', limit)).allowed).toBe(true);
+  });
+});

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { fundedKey } from '../helpers/services';
 import { settled } from '../helpers/eventually';
 import { rawRequest, startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
-import { describeRedis } from '../helpers/redis';
+import { describeRedis, dropPrefix, uniquePrefix } from '../helpers/redis';
 import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
 
 /** A messages-format body with bytes no re-serialisation would keep: spacing, escapes, key order, raw UTF-8. */
@@ -416,6 +416,33 @@ describeRedis('LLM gateway on Redis', () => {
       expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
     } finally {
       await gw.close();
+      await vendor.stop();
+    }
+  });
+
+  test('a key revoked on one replica is refused at once by another that has just used it', async () => {
+    const vendor = await new MockVendor().start();
+    const prefix = uniquePrefix('gw');
+    const a = await startGateway(vendor.url, { redis: true, prefix });
+    const b = await startGateway(vendor.url, { redis: true, prefix });
+    try {
+      const { key, keyId } = await fundedKey(a.h.services);
+      const call = () =>
+        rawRequest(`${b.base}/v1/messages`, {
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: '{"model":"claude-test"}',
+        });
+      expect((await call()).status).toBe(200); // b now holds the key's record
+      await a.h.services.accounts.revokeKey(keyId);
+      const refused = await call();
+      expect(refused.status).toBe(401);
+      expect(JSON.parse(refused.body.toString()).error.message).toBe(
+        'Invalid API key: this key has been revoked',
+      );
+    } finally {
+      await a.close();
+      await b.close();
+      await dropPrefix(prefix);
       await vendor.stop();
     }
   });

@@ -51,6 +51,12 @@ export class MemoryAccountStore implements AccountStore {
     return key ? copyKey(key) : null;
   }
 
+  /** The key gate's check, synchronous in this process. */
+  keyStatus(hash: string): 'active' | 'revoked' | 'unknown' {
+    const key = this.keysByHash.get(hash);
+    return !key ? 'unknown' : key.revokedAt === null ? 'active' : 'revoked';
+  }
+
   async getKey(keyId: string): Promise<KeyRecord | null> {
     const key = this.keysById.get(keyId);
     return key ? copyKey(key) : null;

@@ -4,16 +4,19 @@ import { MemoryWebhookSecretStore } from '../../webhooks/secret-store';
 import type { Store } from '../types';
 import { MemoryUsageStore } from '../usage';
 import { MemoryAccountStore } from './accounts';
+import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
 
 export function createMemoryStore(): Store {
   const accounts = new MemoryAccountStore();
+  const rateLimiter = new MemoryRateLimiter();
   return {
     kind: 'memory',
     accounts,
     tasks: new MemoryTaskStore(accounts),
     webhookSecrets: new MemoryWebhookSecretStore(),
-    rateLimiter: new MemoryRateLimiter(),
+    rateLimiter,
+    keyGate: new MemoryKeyGate(accounts, rateLimiter),
     batches: new MemoryBatchStore(),
     usage: new MemoryUsageStore(),
     ping: async () => undefined,

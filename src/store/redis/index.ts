@@ -6,6 +6,7 @@ import { redisKeys } from '../keys';
 import type { Store } from '../types';
 import { RedisUsageStore } from '../usage';
 import { RedisAccountStore } from './accounts';
+import { RedisKeyGate } from './key-gate';
 import { RedisRateLimiter } from './rate-limiter';
 
 export function createRedisConnection(url: string, name: string): Redis {
@@ -27,6 +28,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     redis,
     accounts: new RedisAccountStore(redis, keys),
     rateLimiter: new RedisRateLimiter(redis, keys),
+    keyGate: new RedisKeyGate(redis, keys),
     batches: new RedisBatchStore(redis, keys),
     tasks: new RedisTaskStore(redis, keys),
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),

@@ -1,0 +1,16 @@
+import type { RateLimit } from '../../config';
+import type { KeyGate, KeyGateResult } from '../types';
+import type { MemoryAccountStore } from './accounts';
+import type { MemoryRateLimiter } from './rate-limiter';
+
+export class MemoryKeyGate implements KeyGate {
+  constructor(
+    private readonly accounts: MemoryAccountStore,
+    private readonly limiter: MemoryRateLimiter,
+  ) {}
+
+  async pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): Promise<KeyGateResult> {
+    const status = this.accounts.keyStatus(hash);
+    return status === 'active' ? this.limiter.take(bucketId, limit, cost) : status;
+  }
+}
