@@ -1,4 +1,3 @@
-import { StringDecoder } from 'node:string_decoder';
 import zlib from 'node:zlib';
 import type { TokenUsage } from '../store';
 import type { UsageFormat } from './vendors';
@@ -112,31 +111,42 @@ const SSE_TRIGGERS: Record<UsageFormat, string[]> = {
   generateContent: ['"usageMetadata"'],
 };
 
-/** Server-sent events: only complete `data:` lines that hold a trigger are parsed. */
+/**
+ * Server-sent events. Most events carry no usage, so the raw bytes of each run of complete lines are searched for
+ * the format's trigger strings first (a native search) and only a run that holds one is decoded and split into
+ * lines; only `data:` lines holding a trigger are parsed. A line ends at a `\n` byte, which never occurs inside a
+ * UTF-8 sequence, so a run of complete lines always decodes cleanly.
+ */
 class SseTap {
-  private readonly decoder = new StringDecoder('utf8');
-  private partial = '';
+  /** The bytes of the line still incomplete at the end of the last chunk. */
+  private carry: Buffer | null = null;
   private readonly triggers: string[];
+  private readonly triggerBytes: Buffer[];
 
   constructor(private readonly state: UsageState) {
     this.triggers = SSE_TRIGGERS[state.format];
+    this.triggerBytes = this.triggers.map((t) => Buffer.from(t));
   }
 
   feed(chunk: Buffer): void {
-    const text = this.partial + this.decoder.write(chunk);
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      this.line(text, start, nl);
-      start = nl + 1;
-    }
-    const rest = text.slice(start);
+    const bytes = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    const end = bytes.lastIndexOf(10) + 1; // just past the last complete line
+    const complete = bytes.subarray(0, end);
+    if (end > 0 && this.triggerBytes.some((t) => complete.includes(t))) this.lines(complete.toString('utf8'));
+    const rest = bytes.length - end;
     // A line this long is no usage event (those are small): drop it rather than grow without bound.
-    this.partial = rest.length > 1 << 20 ? '' : rest;
+    this.carry = rest === 0 || rest > 1 << 20 ? null : bytes.subarray(end);
   }
 
-  private line(text: string, start: number, end: number): void {
-    if (!text.startsWith('data:', start)) return;
-    const line = text.slice(start + 5, end);
+  private lines(text: string): void {
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      if (text.startsWith('data:', start)) this.data(text.slice(start + 5, nl));
+      start = nl + 1;
+    }
+  }
+
+  private data(line: string): void {
     if (!this.triggers.some((t) => line.includes(t))) return;
     try {
       this.state.take(JSON.parse(line));
