@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -141,11 +141,104 @@ export async function dropPrefix(prefix: string): Promise<number> {
   return dropped;
 }
 
-/** Call at the start of a run; the returned note says how busy this (shared) machine was at start and at end. */
-export function machineNote(): () => string {
-  const start = os.loadavg()[0];
-  return () =>
-    `${os.cpus().length} CPUs, Node ${process.versions.node}, 1-min load average ${start.toFixed(1)} at start and ${os.loadavg()[0].toFixed(1)} at end`;
+/**
+ * The code and machine a table was measured on: the commit (and whether src/ had uncommitted changes, as in a shared
+ * checkout), CPUs, Node, and how busy the (shared) machine was before the run.
+ */
+export function machineNote(): string {
+  const git = (...args: string[]) =>
+    spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' }).stdout?.trim() ?? '';
+  const head = git('rev-parse', '--short', 'HEAD') || 'unknown commit';
+  const dirty = git('status', '--porcelain', '--', 'src') !== '';
+  const load = os.loadavg()[0].toFixed(1);
+  return `Code at ${head}${dirty ? ' plus uncommitted changes in src/' : ''}; ${os.cpus().length} CPUs, Node ${process.versions.node}, 1-min load average ${load} before the run`;
+}
+
+/**
+ * Waits (bounded) until the BullMQ queues under a store prefix have no waiting or active jobs, so work accepted in
+ * one measurement (e.g. task-progress jobs of the submitted tasks) does not run during the next one. Delayed jobs
+ * (a sandbox task's finish step, minutes away) are not waited for. Returns how long it took.
+ */
+export async function drainQueues(
+  prefix: string,
+  queues: string[] = ['task-progress'],
+  timeoutMs = 60_000,
+): Promise<number> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  const start = Date.now();
+  try {
+    for (;;) {
+      const pipeline = redis.pipeline();
+      for (const q of queues) {
+        const base = `${prefix}:bull:${q}`;
+        pipeline.llen(`${base}:wait`).llen(`${base}:active`).zcard(`${base}:prioritized`);
+      }
+      const counts = (await pipeline.exec())!.map(([err, n]) => (err ? 0 : Number(n)));
+      if (counts.every((n) => n === 0)) return Date.now() - start;
+      if (Date.now() - start > timeoutMs)
+        throw new Error(`queues under ${prefix} did not drain in ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** CPU seconds used so far by the whole machine (busy time) and by the processes of this run. Linux (/proc). */
+export interface CpuSnapshot {
+  at: number;
+  machine: number;
+  ours: number;
+}
+
+function procCpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, USER_HZ = 100
+  } catch {
+    return 0;
+  }
+}
+
+/** `pids`: the other processes of this run (servers, receiver, the Redis server); this process counts itself. */
+export function cpuSnapshot(pids: number[]): CpuSnapshot {
+  let machine = NaN;
+  try {
+    const [user, nice, system, , , irq, softirq] = fs
+      .readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
+    machine = (user + nice + system + irq + softirq) / 100;
+  } catch {
+    // not Linux: the note then says "unknown"
+  }
+  const self = process.cpuUsage();
+  const ours = (self.user + self.system) / 1e6 + pids.reduce((sum, pid) => sum + procCpuSeconds(pid), 0);
+  return { at: performance.now(), machine, ours };
+}
+
+/** How many CPUs' worth other processes (outside this run) used between two snapshots: noise from a shared box. */
+export function othersNote(from: CpuSnapshot, to: CpuSnapshot): string {
+  const others = (to.machine - from.machine - (to.ours - from.ours)) / ((to.at - from.at) / 1000);
+  return Number.isFinite(others)
+    ? `other processes used ${Math.max(0, others).toFixed(2)} of ${os.cpus().length} CPUs`
+    : 'CPU use of other processes unknown';
+}
+
+/** The Redis server's process id (to count its CPU as part of the run), or undefined. */
+export async function redisPid(): Promise<number | undefined> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 3 });
+  try {
+    const match = /process_id:(\d+)/.exec(await redis.info('server'));
+    return match ? Number(match[1]) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export function median(values: number[]): number {
@@ -164,4 +257,9 @@ export function writeSection(title: string, body: string): void {
   const re = new RegExp(`## ${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n[\\s\\S]*?(?=\\n## |$)`);
   text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n${section}`;
   fs.writeFileSync(file, text);
+  // The repository's formatter owns the layout (tables aligned), so `prettier --check` passes on what benches write.
+  const prettier = path.join(ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs');
+  const formatted = spawnSync(process.execPath, [prettier, '--write', file], { cwd: ROOT, encoding: 'utf8' });
+  if (formatted.status !== 0)
+    process.stderr.write(`prettier could not format ${file}: ${formatted.stderr}\n`);
 }
