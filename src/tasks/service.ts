@@ -160,11 +160,24 @@ export class TaskService {
       createTime: this.deps.clock.now(),
       batch: options.batch,
     };
-    await this.deps.scheduler.enqueue<ProgressJob>(
-      PROGRESS_QUEUE,
-      { taskId: task.taskId, step: 'start' },
-      { jobId: `${task.taskId}:start` },
-    );
+    // A task whose first route is the built-in sandbox starts at once: written `processing` on that route, with
+    // one delayed job to finish it (no start job, no second write). Other routes start in the worker.
+    const [first] = orderRoutes(model.routes, task.provider);
+    if (first?.provider === 'sandbox') {
+      task.state = 'processing';
+      task.route = { id: first.id };
+      await this.schedule(
+        task.taskId,
+        'finish',
+        planSandbox(task, model, this.deps.config.sandbox.delayMs).delayMs,
+      );
+    } else {
+      await this.deps.scheduler.enqueue<ProgressJob>(
+        PROGRESS_QUEUE,
+        { taskId: task.taskId, step: 'start' },
+        { jobId: `${task.taskId}:start` },
+      );
+    }
     const created = await this.deps.store.createWithCharge(task);
     if (created === 'insufficient_balance')
       throw this.insufficient(prepared, await this.deps.accounts.balanceUsd(auth.accountId));

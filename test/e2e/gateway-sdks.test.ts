@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { fundedKey } from '../helpers/services';
@@ -397,5 +399,34 @@ describe('LLM gateway with the official SDKs', () => {
       expect(denied).toBeInstanceOf(GoogleApiError);
       expect((denied as GoogleApiError).status).toBe(403);
     });
+  });
+
+  test('an unreachable vendor is the 5xx error class of each SDK', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const down = await startGateway(`http://127.0.0.1:${port}`);
+    try {
+      const { key: k } = await fundedKey(down.h.services);
+      const a = new Anthropic({ baseURL: down.base, apiKey: k, maxRetries: 0 });
+      const o = new OpenAI({ baseURL: `${down.base}/v1`, apiKey: k, maxRetries: 0 });
+      const g = new GoogleGenAI({ apiKey: k, httpOptions: { baseUrl: down.base } });
+      const ae = await a.messages
+        .create({ model: 'claude-test', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
+      expect(ae).toBeInstanceOf(Anthropic.InternalServerError);
+      expect((ae as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      const oe = await o.responses.create({ model: 'gpt-test', input: 'x' }).catch((e: unknown) => e);
+      expect(oe).toBeInstanceOf(OpenAI.InternalServerError);
+      expect((oe as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      const ge = await g.models
+        .generateContent({ model: 'gemini-test', contents: 'x' })
+        .catch((e: unknown) => e);
+      expect(ge).toBeInstanceOf(GoogleApiError);
+      expect((ge as GoogleApiError).status).toBe(502);
+    } finally {
+      await down.close();
+    }
   });
 });
