@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchKey, median, REDIS_URL, startServer, writeSection, type Server } from './lib';
+import { benchKey, median, paced, REDIS_URL, startServer, writeSection, type Server } from './lib';
 import { BIG_BYTES, bigChunk, JSON_ANSWER } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -101,30 +101,16 @@ function once(target: Target, body: string): Promise<{ ms: number; status: numbe
   });
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** Open loop at a fixed rate: requests leave on schedule whether or not earlier ones have returned. */
-async function fixedRate(target: Target, rate: number, seconds: number) {
-  const total = rate * seconds;
-  const latencies: number[] = [];
-  let errors = 0;
-  const start = performance.now();
-  const inflight: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const wait = start + (i * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    inflight.push(
-      once(target, REQUEST_BODY).then(
-        (r) => void (r.status === 200 ? latencies.push(r.ms) : errors++),
-        () => void errors++,
-      ),
-    );
-  }
-  await Promise.all(inflight);
-  latencies.sort((a, b) => a - b);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+/** Open loop at a fixed rate against the target's /v1/messages. */
+function fixedRate(target: Target, rate: number, seconds: number) {
+  return paced({
+    url: `${target.base}/v1/messages`,
+    method: 'POST',
+    headers: target.headers,
+    body: REQUEST_BODY,
+    rate,
+    seconds,
+  });
 }
 
 async function throughput(target: Target) {

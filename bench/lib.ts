@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -239,6 +240,65 @@ export async function redisPid(): Promise<number | undefined> {
   } finally {
     redis.disconnect();
   }
+}
+
+export interface PacedResult {
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * Open loop at a fixed rate, latencies in ms with µs precision: requests leave on schedule whether or not earlier
+ * ones have returned, so a slow answer cannot hold back the load (no coordinated omission). Bounded: rate x seconds.
+ */
+export async function paced(opts: {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  rate: number;
+  seconds: number;
+}): Promise<PacedResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const one = () =>
+    new Promise<number>((resolve, reject) => {
+      const t0 = performance.now();
+      const req = http.request(
+        opts.url,
+        { method: opts.method ?? 'GET', headers: opts.headers, agent },
+        (res) => {
+          res.resume();
+          res.on('end', () =>
+            res.statusCode! < 300
+              ? resolve(performance.now() - t0)
+              : reject(new Error(String(res.statusCode))),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(opts.body);
+    });
+  const latencies: number[] = [];
+  let errors = 0;
+  const inflight: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; i < opts.rate * opts.seconds; i++) {
+    const wait = start + (i * 1000) / opts.rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      one().then(
+        (ms) => void latencies.push(ms),
+        () => void errors++,
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99), errors };
 }
 
 export function median(values: number[]): number {
