@@ -336,6 +336,24 @@ describe('LLM gateway on the wire', () => {
     });
   });
 
+  test('the gateway owns /v1 and /v1beta paths only; the task API and lookalikes go to Express', () => {
+    const owns = (url: string) => gw.h.services.gateway.owns(url);
+    for (const url of [
+      '/v1',
+      '/v1/',
+      '/v1/messages',
+      '/v1?x=1',
+      '/v1beta',
+      '/v1beta/models',
+      '/v1beta?key=k',
+    ]) {
+      expect([url, owns(url)]).toEqual([url, true]);
+    }
+    for (const url of ['/api/v1/models', '/v10/messages', '/v1betax', '/v1x', '/healthz', '/']) {
+      expect([url, owns(url)]).toEqual([url, false]);
+    }
+  });
+
   test('no log line holds the Genway key or a vendor key', async () => {
     await post('/v1/messages', { 'x-api-key': key });
     await post(`/v1beta/models/gemini-test:generateContent?key=${key}`, {}, '{}');
