@@ -8,7 +8,6 @@ import { filesRouter } from './files/router';
 import { tasksRouter } from './tasks/router';
 import { webhooksRouter } from './webhooks/router';
 import { requireApiKey } from './http/auth';
-import { rateLimit } from './http/rate-limit';
 import { errorHandler, unknownRoute } from './http/errors';
 import { healthRouter } from './http/health';
 import { accessLog, requestId, requestMetrics } from './http/request-context';
@@ -46,10 +45,12 @@ export function buildApp(services: Services): RequestListener {
       res.locals.route = '/api/v1/*';
       next();
     },
-    requireApiKey(accounts),
-    rateLimit(store.rateLimiter, config.rateLimits.default, () =>
-      metrics.rateLimitRejections.inc({ surface: 'task_api' }),
-    ),
+    requireApiKey({
+      accounts,
+      keyGate: store.keyGate,
+      defaultLimit: config.rateLimits.default,
+      onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'task_api' }),
+    }),
   );
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));

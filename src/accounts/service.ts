@@ -116,19 +116,10 @@ export class AccountsService {
     return key;
   }
 
-  /** Resolves a presented key to its caller, or says why it cannot. */
-  async authenticate(presented: string | undefined): Promise<AuthContext | AuthFailure> {
-    if (!presented) return 'missing';
-    if (!isWellFormedKey(presented)) return 'malformed';
-    const key = await this.store.findKeyByHash(hashApiKey(presented));
-    if (!key) return 'unknown';
-    if (key.revokedAt !== null) return 'revoked';
-    return { keyId: key.keyId, accountId: key.accountId, models: key.models, rateLimit: key.rateLimit };
-  }
-
   /**
-   * authenticate() for hot paths: the key's record from a short-lived cache when possible. The caller must then
-   * pass the key gate (store.keyGate), which checks revocation in the same step as the rate limit.
+   * Resolves a presented key to its caller, or says why it cannot. The key's record may come from a short-lived
+   * cache (only fields a key never changes), so the caller must then pass the key gate (store.keyGate), which
+   * checks revocation in the same step as the rate limit: see admit() in src/http/auth.ts.
    */
   async recall(presented: string | undefined): Promise<(AuthContext & { hash: string }) | AuthFailure> {
     if (!presented) return 'missing';

@@ -118,7 +118,7 @@ export class VendorProxy {
     }
     const key = vendor.nextKey();
     if (key) out.push(vendor.keyHeader, vendor.keyHeaderValue(key));
-    if (vendor.name === 'anthropic' && !hasVersion && vendor.defaultVersion) {
+    if (vendor.defaultVersion && !hasVersion) {
       out.push('anthropic-version', vendor.defaultVersion);
     }
     if (body) out.push('Content-Length', String(body.length));

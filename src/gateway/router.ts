@@ -4,8 +4,7 @@ import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { authFailureMessage, bearerToken } from '../http/auth';
-import { rateLimitError } from '../http/rate-limit';
+import { admit, bearerToken } from '../http/auth';
 import { logRequest, observeRequest, requestIdOf } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -239,7 +238,12 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     idleTimeoutMs: gateway.idleTimeoutMs,
   });
   const prices = new Map(Object.entries(gateway.prices));
-  const onRateLimited = () => metrics.rateLimitRejections.inc({ surface: 'gateway' });
+  const admission = {
+    accounts,
+    keyGate: store.keyGate,
+    defaultLimit: config.rateLimits.default,
+    onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'gateway' }),
+  };
 
   /** Takes the priced usage from the balance; when the balance cannot cover it all, takes what is left. */
   async function charge(auth: AuthContext, micros: number): Promise<void> {
@@ -345,19 +349,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
 
     const q = url.indexOf('?');
     const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
-    // The key's record may come from a short-lived cache; the gate checks revocation with the rate limit.
-    const auth = await accounts.recall(presentedKey(req, query));
-    if (typeof auth === 'string') throw new ApiError('unauthorized', authFailureMessage(auth));
-    const limit = auth.rateLimit ?? config.rateLimits.default;
-    const gate = await store.keyGate.pass(auth.hash, auth.keyId, limit);
-    if (gate === 'unknown' || gate === 'revoked') {
-      accounts.forget(auth.hash);
-      throw new ApiError('unauthorized', authFailureMessage(gate));
-    }
-    if (!gate.allowed) {
-      onRateLimited();
-      throw rateLimitError(limit, gate.retryAfterMs);
-    }
+    const auth = await admit(admission, presentedKey(req, query));
 
     const hasBody =
       req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;

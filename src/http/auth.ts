@@ -1,6 +1,9 @@
 import type { RequestHandler } from 'express';
-import type { AccountsService, AuthFailure } from '../accounts/service';
+import type { AccountsService, AuthContext, AuthFailure } from '../accounts/service';
+import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
+import type { KeyGate } from '../store';
+import { rateLimitError } from './rate-limit';
 
 const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
   missing: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
@@ -9,10 +12,6 @@ const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
   revoked: 'Invalid API key: this key has been revoked',
 };
 
-export function authFailureMessage(failure: AuthFailure): string {
-  return AUTH_FAILURE_MESSAGES[failure];
-}
-
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
@@ -20,14 +19,45 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match ? match[1] : header.trim() || undefined;
 }
 
-/** Task API authentication: `Authorization: Bearer <API_KEY>`; 401 for a missing, malformed, unknown or revoked key. */
-export function requireApiKey(accounts: AccountsService): RequestHandler {
+export interface Admission {
+  accounts: AccountsService;
+  keyGate: KeyGate;
+  defaultLimit: RateLimit;
+  /** Counts a 429 (by surface, in metrics). */
+  onRateLimited(): void;
+}
+
+/**
+ * Who may call, for the task API and the gateway alike: the key's record (recalled, possibly cached), then
+ * revocation and the key's token bucket in one store step. Throws 401 for a missing, malformed, unknown or revoked
+ * key and 429 over the limit; the caller renders them (envelope or vendor shape).
+ */
+export async function admit(admission: Admission, presented: string | undefined): Promise<AuthContext> {
+  const { accounts, keyGate, defaultLimit, onRateLimited } = admission;
+  const auth = await accounts.recall(presented);
+  if (typeof auth === 'string') throw unauthorized(auth);
+  const limit = auth.rateLimit ?? defaultLimit;
+  const gate = await keyGate.pass(auth.hash, auth.keyId, limit);
+  if (gate === 'unknown' || gate === 'revoked') {
+    accounts.forget(auth.hash);
+    throw unauthorized(gate);
+  }
+  if (!gate.allowed) {
+    onRateLimited();
+    throw rateLimitError(limit, gate.retryAfterMs);
+  }
+  const { hash: _hash, ...context } = auth;
+  return context;
+}
+
+function unauthorized(failure: AuthFailure): ApiError {
+  return new ApiError('unauthorized', AUTH_FAILURE_MESSAGES[failure], { 'WWW-Authenticate': 'Bearer' });
+}
+
+/** Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. */
+export function requireApiKey(admission: Admission): RequestHandler {
   return async (req, res, next) => {
-    const result = await accounts.authenticate(bearerToken(req.headers.authorization));
-    if (typeof result === 'string') {
-      throw new ApiError('unauthorized', AUTH_FAILURE_MESSAGES[result], { 'WWW-Authenticate': 'Bearer' });
-    }
-    res.locals.auth = result;
+    res.locals.auth = await admit(admission, bearerToken(req.headers.authorization));
     next();
   };
 }

@@ -69,16 +69,14 @@ export interface RateLimitDecision {
   remaining: number;
 }
 
-export interface RateLimiter {
-  /** Token bucket per `bucketId`, shared by every replica in Redis mode. */
-  take(bucketId: string, limit: RateLimit, cost?: number): Promise<RateLimitDecision>;
-}
-
 /** What the key gate found: the key gone or revoked, or the rate-limit decision for a live key. */
 export type KeyGateResult = RateLimitDecision | 'unknown' | 'revoked';
 
 export interface KeyGate {
   /**
+   * The per-key token bucket (bucket = keyId), shared by every replica in Redis mode (Redis TIME, not the caller's
+   * clock), in-process in embedded mode.
+   *
    * For a key whose record the caller already holds (cached): is it still there and not revoked, and may it spend
    * `cost` tokens of its bucket? One step (one round trip in Redis), so a cached record never outlives a revocation.
    */
@@ -109,7 +107,6 @@ export interface UsageStore {
 export interface Store {
   readonly kind: 'memory' | 'redis';
   readonly accounts: AccountStore;
-  readonly rateLimiter: RateLimiter;
   readonly keyGate: KeyGate;
   readonly batches: BatchStore;
   readonly tasks: TaskStore;

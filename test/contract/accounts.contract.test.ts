@@ -1,4 +1,4 @@
-import type { KeyRecord, Store } from '../../src/store';
+import type { KeyGateResult, KeyRecord, Store } from '../../src/store';
 import { storeAdapters } from './stores';
 
 const adapters = storeAdapters();
@@ -212,43 +212,6 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
   });
 });
 
-describe.each(adapters.map((a) => [a.name, a] as const))('RateLimiter contract (%s)', (_name, adapter) => {
-  let store: Store;
-  beforeEach(() => {
-    store = adapter.create();
-  });
-  afterEach(async () => {
-    await store.close();
-    await adapter.cleanup();
-  });
-
-  test('a full bucket allows `burst` requests, then refuses with the time until the next token', async () => {
-    const limit = { ratePerSec: 0.5, burst: 3 };
-    const decisions = [];
-    for (let i = 0; i < 5; i++) decisions.push(await store.rateLimiter.take('key_a', limit));
-    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
-    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
-    // one token at 0.5/s takes up to 2 s
-    expect(decisions[3].retryAfterMs).toBeGreaterThan(1900);
-    expect(decisions[3].retryAfterMs).toBeLessThanOrEqual(2000);
-  });
-
-  test('buckets are per id', async () => {
-    const limit = { ratePerSec: 0.001, burst: 1 };
-    expect((await store.rateLimiter.take('key_a', limit)).allowed).toBe(true);
-    expect((await store.rateLimiter.take('key_a', limit)).allowed).toBe(false);
-    expect((await store.rateLimiter.take('key_b', limit)).allowed).toBe(true);
-  });
-
-  test('tokens refill at the configured rate', async () => {
-    const limit = { ratePerSec: 50, burst: 1 };
-    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(true);
-    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(false);
-    await new Promise((r) => setTimeout(r, 60)); // 50/s: a token every 20 ms
-    expect((await store.rateLimiter.take('key_r', limit)).allowed).toBe(true);
-  });
-});
-
 describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)', (_name, adapter) => {
   let store: Store;
   beforeEach(async () => {
@@ -260,25 +223,60 @@ describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)'
     await adapter.cleanup();
   });
 
-  test('a live key passes and spends from the same bucket as the rate limiter', async () => {
+  /** A live key `key_<c>` whose hash is `c` x 64; the gate's bucket id is its keyId, as in admit(). */
+  async function live(
+    c: string,
+  ): Promise<(limit: { ratePerSec: number; burst: number }) => Promise<KeyGateResult>> {
+    await store.accounts.insertKey(key({ keyId: `key_${c}`, hash: c.repeat(64) }));
+    return (limit) => store.keyGate.pass(c.repeat(64), `key_${c}`, limit);
+  }
+  const decision = (r: KeyGateResult) => {
+    if (typeof r === 'string') throw new Error(`expected a decision, got ${r}`);
+    return r;
+  };
+
+  test('a full bucket allows `burst` requests, then refuses with the time until the next token', async () => {
+    const pass = await live('a');
+    const limit = { ratePerSec: 0.5, burst: 3 };
+    const decisions = [];
+    for (let i = 0; i < 5; i++) decisions.push(decision(await pass(limit)));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
+    expect(decisions[0].retryAfterMs).toBe(0);
+    // one token at 0.5/s takes up to 2 s
+    expect(decisions[3].retryAfterMs).toBeGreaterThan(1900);
+    expect(decisions[3].retryAfterMs).toBeLessThanOrEqual(2000);
+  });
+
+  test('buckets are per key', async () => {
+    const [a, b] = [await live('a'), await live('b')];
+    const limit = { ratePerSec: 0.001, burst: 1 };
+    expect(decision(await a(limit)).allowed).toBe(true);
+    expect(decision(await a(limit)).allowed).toBe(false);
+    expect(decision(await b(limit)).allowed).toBe(true);
+  });
+
+  test('tokens refill at the configured rate', async () => {
+    const pass = await live('r');
+    const limit = { ratePerSec: 50, burst: 1 };
+    expect(decision(await pass(limit)).allowed).toBe(true);
+    expect(decision(await pass(limit)).allowed).toBe(false);
+    await new Promise((r) => setTimeout(r, 60)); // 50/s: a token every 20 ms
+    expect(decision(await pass(limit)).allowed).toBe(true);
+  });
+
+  test('an unknown key is "unknown" and a revoked one "revoked", and neither spends a token', async () => {
+    const limit = { ratePerSec: 0.001, burst: 1 };
+    expect(await store.keyGate.pass('x'.repeat(64), 'key_1', limit)).toBe('unknown');
+    await store.accounts.insertKey(key({ keyId: 'key_v', hash: 'v'.repeat(64) }));
+    await store.accounts.revokeKey('key_v', 2000);
+    expect(await store.keyGate.pass('v'.repeat(64), 'key_1', limit)).toBe('revoked');
+    // key_1's bucket (the one both refusals named) is still full
     await store.accounts.insertKey(key());
-    const limit = { ratePerSec: 0.001, burst: 2 };
     expect(await store.keyGate.pass('h'.repeat(64), 'key_1', limit)).toEqual({
       allowed: true,
       retryAfterMs: 0,
-      remaining: 1,
+      remaining: 0,
     });
-    expect((await store.rateLimiter.take('key_1', limit)).allowed).toBe(true);
-    const refused = await store.keyGate.pass('h'.repeat(64), 'key_1', limit);
-    expect(refused).toMatchObject({ allowed: false, remaining: 0 });
-  });
-
-  test('an unknown key is "unknown" and a revoked one "revoked", with no token spent', async () => {
-    const limit = { ratePerSec: 0.001, burst: 1 };
-    expect(await store.keyGate.pass('x'.repeat(64), 'key_x', limit)).toBe('unknown');
-    await store.accounts.insertKey(key());
-    await store.accounts.revokeKey('key_1', 2000);
-    expect(await store.keyGate.pass('h'.repeat(64), 'key_1', limit)).toBe('revoked');
-    expect((await store.rateLimiter.take('key_1', limit)).allowed).toBe(true);
   });
 });

@@ -9,14 +9,12 @@ import { MemoryRateLimiter } from './rate-limiter';
 
 export function createMemoryStore(): Store {
   const accounts = new MemoryAccountStore();
-  const rateLimiter = new MemoryRateLimiter();
   return {
     kind: 'memory',
     accounts,
     tasks: new MemoryTaskStore(accounts),
     webhookSecrets: new MemoryWebhookSecretStore(),
-    rateLimiter,
-    keyGate: new MemoryKeyGate(accounts, rateLimiter),
+    keyGate: new MemoryKeyGate(accounts, new MemoryRateLimiter()),
     batches: new MemoryBatchStore(),
     usage: new MemoryUsageStore(),
     ping: async () => undefined,

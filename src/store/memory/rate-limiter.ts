@@ -1,5 +1,5 @@
 import type { RateLimit } from '../../config';
-import type { RateLimitDecision, RateLimiter } from '../types';
+import type { RateLimitDecision } from '../types';
 
 interface Bucket {
   tokens: number;
@@ -8,8 +8,8 @@ interface Bucket {
   fullAt: number;
 }
 
-/** The same token bucket as token_bucket.lua, on this process's monotonic clock. */
-export class MemoryRateLimiter implements RateLimiter {
+/** The same token bucket as key_gate.lua, on this process's monotonic clock (the memory key gate's). */
+export class MemoryRateLimiter {
   private readonly buckets = new Map<string, Bucket>();
   private sweeps = 0;
 

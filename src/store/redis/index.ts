@@ -7,7 +7,6 @@ import type { Store } from '../types';
 import { RedisUsageStore } from '../usage';
 import { RedisAccountStore } from './accounts';
 import { RedisKeyGate } from './key-gate';
-import { RedisRateLimiter } from './rate-limiter';
 
 export function createRedisConnection(url: string, name: string): Redis {
   return new Redis(url, {
@@ -27,7 +26,6 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     kind: 'redis',
     redis,
     accounts: new RedisAccountStore(redis, keys),
-    rateLimiter: new RedisRateLimiter(redis, keys),
     keyGate: new RedisKeyGate(redis, keys),
     batches: new RedisBatchStore(redis, keys),
     tasks: new RedisTaskStore(redis, keys),
