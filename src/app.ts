@@ -31,7 +31,13 @@ export function buildApp(services: Services): RequestListener {
       '/admin/v1',
       adminRouter({
         accounts,
-        usage: store.usage,
+        usage: {
+          // This replica's pending sums first, so its own calls are always counted.
+          get: async (keyId) => {
+            await services.gateway.flushUsage();
+            return store.usage.get(keyId);
+          },
+        },
         token: config.admin.token,
         bodyLimitBytes: config.server.bodyLimitBytes,
       }),

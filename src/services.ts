@@ -124,7 +124,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
 }
 
 export async function closeServices(services: Services): Promise<void> {
-  services.gateway.close();
+  await services.gateway.close();
   await services.scheduler.close();
   await services.outbound.close();
   await services.store.close();

@@ -45,7 +45,7 @@ function requireAdminToken(token: string): RequestHandler {
 
 export interface AdminDeps {
   accounts: AccountsService;
-  usage: UsageStore;
+  usage: Pick<UsageStore, 'get'>;
   token: string;
   bodyLimitBytes: number;
 }

@@ -68,6 +68,7 @@ export const configSchema = z.strictObject({
     connectTimeoutMs: ms.positive(),
     idleTimeoutMs: ms.positive(),
     maxRequestBytes: z.number().int().positive(),
+    usageFlushMs: ms.positive(),
     anthropic: vendorSchema.extend({ defaultVersion: z.string().min(1) }),
     openai: vendorSchema,
     gemini: vendorSchema,

@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
 import { hasOwnVia, VendorProxy, type Exchange } from './proxy';
+import { UsageMeter } from './meter';
 import { createUsageTap, type UsageTap } from './usage';
 import { createVendors, type Vendor, type VendorName } from './vendors';
 
@@ -212,7 +213,10 @@ export interface Gateway {
   /** True for the gateway's paths (`/v1...`, `/v1beta...`), which bypass Express. */
   owns(url: string): boolean;
   handle(req: IncomingMessage, res: ServerResponse): void;
-  close(): void;
+  /** Writes the usage summed so far to the store (read-your-writes for the admin usage endpoint). */
+  flushUsage(): Promise<void>;
+  /** Closes upstream connections and writes the last usage. */
+  close(): Promise<void>;
 }
 
 /** `/v1`, `/v1/...`, `/v1beta`, `/v1beta/...` (the task API lives under `/api/v1`). */
@@ -238,6 +242,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     idleTimeoutMs: gateway.idleTimeoutMs,
   });
   const prices = new Map(Object.entries(gateway.prices));
+  const meter = new UsageMeter(store.usage, metrics, logger, gateway.usageFlushMs);
   const admission = {
     accounts,
     keyGate: store.keyGate,
@@ -261,12 +266,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   }
 
   async function account(vendor: Vendor, auth: AuthContext, model: string, usage: TokenUsage): Promise<void> {
-    const labels = { vendor: vendor.name, model };
-    if (usage.input) metrics.gatewayTokens.inc({ ...labels, type: 'input' }, usage.input);
-    if (usage.output) metrics.gatewayTokens.inc({ ...labels, type: 'output' }, usage.output);
-    if (usage.cacheRead) metrics.gatewayTokens.inc({ ...labels, type: 'cache_read' }, usage.cacheRead);
-    if (usage.cacheWrite) metrics.gatewayTokens.inc({ ...labels, type: 'cache_write' }, usage.cacheWrite);
-    await store.usage.record(auth.keyId, model, usage);
+    meter.add(vendor.name, auth.keyId, model, usage);
     const price = prices.get(model);
     if (!price) return;
     // USD per million tokens is micro-USD per token.
@@ -435,6 +435,10 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       finish(req, res, call);
       handle(req, res, call, path, route).catch((err: unknown) => refuse(req, res, call, err));
     },
-    close: () => proxy.close(),
+    flushUsage: () => meter.flush(),
+    close: async () => {
+      proxy.close();
+      await meter.close();
+    },
   };
 }

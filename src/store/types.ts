@@ -98,8 +98,8 @@ export interface ModelUsage extends TokenUsage {
 }
 
 export interface UsageStore {
-  /** Adds one call's tokens to the key's record (one round trip in Redis). */
-  record(keyId: string, model: string, usage: TokenUsage): Promise<void>;
+  /** Adds calls and their tokens to the key's record for a model (one round trip in Redis). */
+  add(keyId: string, model: string, totals: ModelUsage): Promise<void>;
   /** Model name -> totals; empty when the key has made no gateway call. */
   get(keyId: string): Promise<Record<string, ModelUsage>>;
 }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from './keys';
 import { LuaScript } from './redis/scripts';
-import type { ModelUsage, TokenUsage, UsageStore } from './types';
+import type { ModelUsage, UsageStore } from './types';
 
 const FIELDS = ['requests', 'input', 'output', 'cacheRead', 'cacheWrite'] as const;
 type Field = (typeof FIELDS)[number];
@@ -12,26 +12,16 @@ function empty(): ModelUsage {
   return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 }
 
-function increments(usage: TokenUsage): [Field, number][] {
-  return [
-    ['requests', 1],
-    ...FIELDS.slice(1).map((f) => [f, usage[f as keyof TokenUsage]] as [Field, number]),
-  ];
-}
 
 export class MemoryUsageStore implements UsageStore {
   private readonly byKey = new Map<string, Map<string, ModelUsage>>();
 
-  async record(keyId: string, model: string, usage: TokenUsage): Promise<void> {
+  async add(keyId: string, model: string, more: ModelUsage): Promise<void> {
     let models = this.byKey.get(keyId);
     if (!models) this.byKey.set(keyId, (models = new Map()));
     let totals = models.get(model);
     if (!totals) models.set(model, (totals = empty()));
-    totals.requests += 1;
-    totals.input += usage.input;
-    totals.output += usage.output;
-    totals.cacheRead += usage.cacheRead;
-    totals.cacheWrite += usage.cacheWrite;
+    for (const field of FIELDS) totals[field] += more[field];
   }
 
   async get(keyId: string): Promise<Record<string, ModelUsage>> {
@@ -48,9 +38,9 @@ export class RedisUsageStore implements UsageStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async record(keyId: string, model: string, usage: TokenUsage): Promise<void> {
+  async add(keyId: string, model: string, more: ModelUsage): Promise<void> {
     const args: (string | number)[] = [];
-    for (const [field, n] of increments(usage)) if (n) args.push(`${model}${SEP}${field}`, n);
+    for (const field of FIELDS) if (more[field]) args.push(`${model}${SEP}${field}`, more[field]);
     await hashIncrMany.run(this.redis, [this.keys.keyUsage(keyId)], args);
   }
 

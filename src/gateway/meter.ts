@@ -1,0 +1,107 @@
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { ModelUsage, TokenUsage, UsageStore } from '../store';
+import type { VendorName } from './vendors';
+
+/** What one (key, model) pair has used since its last store write; `vendor` only labels the token counters. */
+interface Pending {
+  keyId: string;
+  model: string;
+  vendor: VendorName;
+  /** Not yet in the store. */
+  totals: ModelUsage;
+  /** Not yet in the token counters (less than `totals` after a failed write was put back). */
+  uncounted: ModelUsage;
+}
+
+const zero = (): ModelUsage => ({ requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+
+const TOKEN_TYPES = [
+  ['input', 'input'],
+  ['output', 'output'],
+  ['cacheRead', 'cache_read'],
+  ['cacheWrite', 'cache_write'],
+] as const;
+
+function addInto(totals: ModelUsage, more: TokenUsage & { requests?: number }): void {
+  totals.requests += more.requests ?? 1;
+  totals.input += more.input;
+  totals.output += more.output;
+  totals.cacheRead += more.cacheRead;
+  totals.cacheWrite += more.cacheWrite;
+}
+
+/**
+ * Gateway token usage, summed in process and written out at most every `flushMs`: one store write (one Redis
+ * round trip) per key and model per interval instead of one per call, and the token counters updated in the same
+ * pass. A flush that fails puts its sums back for the next one; `close()` writes what is left. A crash loses at
+ * most one interval of counts (money is not metered here: priced calls are charged per call, see the router).
+ */
+export class UsageMeter {
+  private pending = new Map<string, Pending>();
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: UsageStore,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+    private readonly flushMs: number,
+  ) {}
+
+  /** One call's usage. */
+  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage): void {
+    const entry = this.entry(vendor, keyId, model);
+    addInto(entry.totals, usage);
+    addInto(entry.uncounted, usage);
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+  }
+
+  private entry(vendor: VendorName, keyId: string, model: string): Pending {
+    const id = `${keyId}\u0000${model}`;
+    let entry = this.pending.get(id);
+    if (!entry) this.pending.set(id, (entry = { keyId, model, vendor, totals: zero(), uncounted: zero() }));
+    return entry;
+  }
+
+  /** Writes every pending sum; resolves once they are stored (or put back after a failure). */
+  flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const batch = this.pending;
+    if (batch.size === 0) return this.flushing;
+    this.pending = new Map();
+    for (const { vendor, model, uncounted } of batch.values()) {
+      for (const [field, type] of TOKEN_TYPES) {
+        if (uncounted[field]) this.metrics.gatewayTokens.inc({ vendor, model, type }, uncounted[field]);
+      }
+    }
+    // Flushes run one after another, so a put-back never races a later write of the same pair.
+    this.flushing = this.flushing.then(() => this.write(batch));
+    return this.flushing;
+  }
+
+  private async write(batch: Map<string, Pending>): Promise<void> {
+    const failed: Pending[] = [];
+    await Promise.all(
+      [...batch.values()].map((p) =>
+        this.store.add(p.keyId, p.model, p.totals).catch((err: unknown) => {
+          failed.push(p);
+          this.logger.error(
+            { err, keyId: p.keyId },
+            'writing gateway usage failed; retrying at the next flush',
+          );
+        }),
+      ),
+    );
+    if (failed.length === 0) return;
+    // Back in line for the next flush; the counters already have their tokens.
+    for (const p of failed) addInto(this.entry(p.vendor, p.keyId, p.model).totals, p.totals);
+    this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
+  }
+
+  /** Final flush on shutdown, before the store closes. */
+  async close(): Promise<void> {
+    await this.flush();
+  }
+}

@@ -1,0 +1,72 @@
+import { UsageMeter } from '../../src/gateway/meter';
+import { createMetrics } from '../../src/observability/metrics';
+import { createLogger } from '../../src/observability/logger';
+import { MemoryUsageStore } from '../../src/store/usage';
+import type { ModelUsage } from '../../src/store';
+
+/** A memory usage store whose next `failures` writes fail, as a Redis outage would. */
+class FlakyUsageStore extends MemoryUsageStore {
+  failures = 0;
+  writes = 0;
+  override async add(keyId: string, model: string, totals: ModelUsage): Promise<void> {
+    this.writes++;
+    if (this.failures > 0) {
+      this.failures--;
+      throw new Error('store unavailable');
+    }
+    await super.add(keyId, model, totals);
+  }
+}
+
+const call = (input: number, output: number) => ({ input, output, cacheRead: 0, cacheWrite: 0 });
+
+async function tokens(metrics: ReturnType<typeof createMetrics>): Promise<Record<string, number>> {
+  const { values } = await metrics.gatewayTokens.get();
+  return Object.fromEntries(values.map((v) => [`${v.labels.model}/${v.labels.type}`, v.value]));
+}
+
+describe('UsageMeter', () => {
+  const logger = createLogger({ log: { level: 'silent' } } as never);
+
+  test('sums calls per key and model into one store write per flush, and counts tokens once', async () => {
+    const store = new FlakyUsageStore();
+    const metrics = createMetrics();
+    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    for (let i = 0; i < 10; i++) meter.add('anthropic', 'key_1', 'm', call(3, 2));
+    meter.add('openai', 'key_1', 'o', call(1, 1));
+    expect(await store.get('key_1')).toEqual({}); // nothing written before a flush
+    await meter.flush();
+    expect(store.writes).toBe(2);
+    expect(await store.get('key_1')).toEqual({
+      m: { requests: 10, input: 30, output: 20, cacheRead: 0, cacheWrite: 0 },
+      o: { requests: 1, input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    });
+    expect(await tokens(metrics)).toEqual({ 'm/input': 30, 'm/output': 20, 'o/input': 1, 'o/output': 1 });
+    await meter.flush();
+    expect(store.writes).toBe(2); // nothing pending: no write
+  });
+
+  test('flushes on its own after flushMs', async () => {
+    const store = new FlakyUsageStore();
+    const meter = new UsageMeter(store, createMetrics(), logger, 20);
+    meter.add('anthropic', 'key_1', 'm', call(1, 1));
+    for (let i = 0; i < 100 && store.writes === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect((await store.get('key_1')).m.requests).toBe(1);
+  });
+
+  test('a failed write is put back and written by the next flush, without counting its tokens twice', async () => {
+    const store = new FlakyUsageStore();
+    const metrics = createMetrics();
+    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    store.failures = 1;
+    meter.add('anthropic', 'key_1', 'm', call(5, 5));
+    await meter.flush();
+    expect(await store.get('key_1')).toEqual({});
+    meter.add('anthropic', 'key_1', 'm', call(1, 0));
+    await meter.close();
+    expect(await store.get('key_1')).toEqual({
+      m: { requests: 2, input: 6, output: 5, cacheRead: 0, cacheWrite: 0 },
+    });
+    expect(await tokens(metrics)).toEqual({ 'm/input': 6, 'm/output': 5 });
+  });
+});
