@@ -12,7 +12,6 @@ function empty(): ModelUsage {
   return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 }
 
-
 export class MemoryUsageStore implements UsageStore {
   private readonly byKey = new Map<string, Map<string, ModelUsage>>();
 
