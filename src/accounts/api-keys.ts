@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Genway keys are recognisable (`gwk_`) so secret scanners and humans can tell them apart from vendor keys. */
 export const KEY_PREFIX = 'gwk_';
@@ -10,7 +10,7 @@ export function generateApiKey(): { key: string; hash: string } {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function isWellFormedKey(key: string): boolean {

@@ -1,21 +1,23 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot-metrics';
 
 /**
  * Every Prometheus metric Genway exports, defined in one place. Labels never carry key or account ids:
- * their cardinality would grow with the customer base.
+ * their cardinality would grow with the customer base. What is touched on every request uses the lean
+ * HotCounter / HotHistogram (same registry, same text format); the rest is plain prom-client.
  */
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {
     registry,
-    httpRequests: new Counter({
+    httpRequests: new HotCounter({
       name: 'genway_http_requests_total',
       help: 'HTTP requests answered, by route template, method and status code',
       labelNames: ['route', 'method', 'status'] as const,
       registers: [registry],
     }),
-    httpDuration: new Histogram({
+    httpDuration: new HotHistogram({
       name: 'genway_http_request_duration_seconds',
       help: 'Time from request start to the last byte of the response, by route template, method and status code',
       labelNames: ['route', 'method', 'status'] as const,
@@ -41,28 +43,28 @@ export function createMetrics() {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    gatewayUpstreamDuration: new Histogram({
+    gatewayUpstreamDuration: new HotHistogram({
       name: 'genway_gateway_upstream_duration_seconds',
       help: 'LLM gateway: from sending the request upstream to the last byte of its response, by vendor and status class',
       labelNames: ['vendor', 'status_class'] as const,
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers: [registry],
     }),
-    gatewayTimeToFirstByte: new Histogram({
+    gatewayTimeToFirstByte: new HotHistogram({
       name: 'genway_gateway_upstream_ttfb_seconds',
       help: 'LLM gateway: from sending the request upstream to its response headers, by vendor and status class',
       labelNames: ['vendor', 'status_class'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers: [registry],
     }),
-    gatewayOverhead: new Histogram({
+    gatewayOverhead: new HotHistogram({
       name: 'genway_gateway_overhead_seconds',
       help: "LLM gateway: Genway's own time per request (total minus the wait for the upstream), by vendor and status class",
       labelNames: ['vendor', 'status_class'] as const,
       buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
       registers: [registry],
     }),
-    gatewayUpstreamResponses: new Counter({
+    gatewayUpstreamResponses: new HotCounter({
       name: 'genway_gateway_upstream_responses_total',
       help: 'LLM gateway: upstream responses by vendor and status code (network errors and timeouts as code 0)',
       labelNames: ['vendor', 'code'] as const,
