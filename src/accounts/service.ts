@@ -7,11 +7,18 @@ import type { AccountStore, KeyRecord, LedgerEntry } from '../store';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */
+/** A recalled key: who it is, and the hash the key gate checks. */
+export interface Recalled {
+  auth: AuthContext;
+  hash: string;
+}
+
+/** Who is calling; shared (frozen) between the requests of one key while it is recalled. */
 export interface AuthContext {
-  keyId: string;
-  accountId: string;
-  models: string[] | null;
-  rateLimit: RateLimit | null;
+  readonly keyId: string;
+  readonly accountId: string;
+  readonly models: readonly string[] | null;
+  readonly rateLimit: Readonly<RateLimit> | null;
 }
 
 export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked';
@@ -42,7 +49,7 @@ const RECALL_MAX = 10_000;
 
 export class AccountsService {
   /** Recently authenticated keys by hash: only fields a key never changes (revocation is not one of them). */
-  private readonly recalled = new Map<string, { auth: AuthContext; until: number }>();
+  private readonly recalled = new Map<string, Recalled & { until: number }>();
 
   constructor(
     private readonly store: AccountStore,
@@ -121,20 +128,27 @@ export class AccountsService {
    * cache (only fields a key never changes), so the caller must then pass the key gate (store.keyGate), which
    * checks revocation in the same step as the rate limit: see admit() in src/http/auth.ts.
    */
-  async recall(presented: string | undefined): Promise<(AuthContext & { hash: string }) | AuthFailure> {
+  async recall(presented: string | undefined): Promise<Recalled | AuthFailure> {
     if (!presented) return 'missing';
     if (!isWellFormedKey(presented)) return 'malformed';
     const hash = hashApiKey(presented);
     const now = this.clock.now();
     const hit = this.recalled.get(hash);
-    if (hit && hit.until > now) return { ...hit.auth, hash };
+    if (hit && hit.until > now) return hit;
     const key = await this.store.findKeyByHash(hash);
     if (!key) return 'unknown';
     if (key.revokedAt !== null) return 'revoked';
-    const auth = { keyId: key.keyId, accountId: key.accountId, models: key.models, rateLimit: key.rateLimit };
+    // Shared by every request of this key until it expires: frozen, so no caller can change another's view.
+    const auth: AuthContext = Object.freeze({
+      keyId: key.keyId,
+      accountId: key.accountId,
+      models: key.models === null ? null : Object.freeze([...key.models]),
+      rateLimit: key.rateLimit === null ? null : Object.freeze({ ...key.rateLimit }),
+    });
     if (this.recalled.size >= RECALL_MAX) this.recalled.clear();
-    this.recalled.set(hash, { auth, until: now + RECALL_MS });
-    return { ...auth, hash };
+    const entry = { auth, hash, until: now + RECALL_MS };
+    this.recalled.set(hash, entry);
+    return entry;
   }
 
   /** Drops a recalled key (the key gate found it revoked or gone). */

@@ -34,20 +34,20 @@ export interface Admission {
  */
 export async function admit(admission: Admission, presented: string | undefined): Promise<AuthContext> {
   const { accounts, keyGate, defaultLimit, onRateLimited } = admission;
-  const auth = await accounts.recall(presented);
-  if (typeof auth === 'string') throw unauthorized(auth);
+  const recalled = await accounts.recall(presented);
+  if (typeof recalled === 'string') throw unauthorized(recalled);
+  const { auth, hash } = recalled;
   const limit = auth.rateLimit ?? defaultLimit;
-  const gate = await keyGate.pass(auth.hash, auth.keyId, limit);
+  const gate = await keyGate.pass(hash, auth.keyId, limit);
   if (gate === 'unknown' || gate === 'revoked') {
-    accounts.forget(auth.hash);
+    accounts.forget(hash);
     throw unauthorized(gate);
   }
   if (!gate.allowed) {
     onRateLimited();
     throw rateLimitError(limit, gate.retryAfterMs);
   }
-  const { hash: _hash, ...context } = auth;
-  return context;
+  return auth;
 }
 
 function unauthorized(failure: AuthFailure): ApiError {
