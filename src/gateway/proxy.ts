@@ -1,5 +1,5 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Agent, type Dispatcher } from 'undici';
 import { ApiError } from '../errors';
 import type { Vendor } from './vendors';
 
@@ -19,7 +19,8 @@ const HOP_BY_HOP = new Set([
 /**
  * Request headers that never reach the vendor: hop-by-hop ones; every header an SDK may carry the Genway key
  * in; the client's Accept-Encoding (the vendor picks an encoding the client then gets as is); what Genway sets
- * itself (Host, Content-Length of the buffered body, Via); Expect, already answered by this server.
+ * itself (Host, Via) or the client library does (Content-Length of the buffered body); Expect, already answered
+ * by this server.
  */
 const DROP_FROM_REQUEST = new Set([
   ...HOP_BY_HOP,
@@ -68,6 +69,9 @@ export interface Exchange {
   complete: boolean;
 }
 
+/** Response headers as the client library parsed them: lower-case names, repeated ones as arrays. */
+export type ResponseHeaders = Record<string, string | string[] | undefined>;
+
 export interface ForwardOptions {
   vendor: Vendor;
   /** Path and query as they go upstream (the Gemini-style `key` parameter already removed). */
@@ -77,7 +81,7 @@ export interface ForwardOptions {
   /** Echoed to the client in X-Request-Id. */
   requestId: string;
   /** Sees every response body chunk, as sent to the client. */
-  onResponse?(res: http.IncomingMessage): ((chunk: Buffer) => void) | undefined;
+  onResponse?(status: number, headers: ResponseHeaders): ((chunk: Buffer) => void) | undefined;
   /** Runs once when the client's response is over (finished or cut). */
   onClose(exchange: Exchange): void;
 }
@@ -87,25 +91,36 @@ export interface ProxyOptions {
   idleTimeoutMs: number;
 }
 
-class UpstreamTimeout extends Error {
-  constructor(readonly phase: 'connect' | 'idle') {
-    super(phase);
-  }
-}
+/** The client went away: the reason the upstream request is aborted with. */
+class ClientGone extends Error {}
+
+const TIMEOUT_PHASE: Record<string, 'connect' | 'idle' | undefined> = {
+  UND_ERR_CONNECT_TIMEOUT: 'connect',
+  UND_ERR_HEADERS_TIMEOUT: 'idle',
+  UND_ERR_BODY_TIMEOUT: 'idle',
+};
 
 /**
- * A thin pipe to the vendor: the request body goes up as received (already buffered, so Genway could read
- * `model` from a copy), the response comes back chunk by chunk as it arrives, never re-encoded. Keep-alive
- * pools per vendor; idle (not total) timeout so long streams live; a client that goes away aborts upstream.
+ * A thin pipe to the vendor over undici's dispatcher (its lowest-level API: no body stream objects, no header
+ * objects beyond one parse): the request body goes up as received (already buffered, so Genway could read `model`
+ * from a copy), the response comes back chunk by chunk as it arrives, never re-encoded. Keep-alive pools per
+ * vendor origin; idle (not total) timeouts, before the headers and between body chunks, so long streams live; a
+ * client that goes away aborts the upstream request. Upstream TCP has Nagle off (undici's default).
  */
 export class VendorProxy {
-  private readonly httpAgent = new http.Agent({ keepAlive: true, scheduling: 'lifo' });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, scheduling: 'lifo' });
+  private readonly agent: Agent;
 
-  constructor(private readonly options: ProxyOptions) {}
+  constructor(private readonly options: ProxyOptions) {
+    this.agent = new Agent({
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.idleTimeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
 
   /** Headers for the upstream request: the client's, minus credentials and hop-by-hop, plus the vendor key. */
-  private upstreamHeaders(req: IncomingMessage, vendor: Vendor, body: Buffer | null): string[] {
+  private upstreamHeaders(req: IncomingMessage, vendor: Vendor): string[] {
     const raw = req.rawHeaders;
     const listed = connectionTokens(req.headers.connection);
     const out: string[] = ['Host', vendor.origin.host];
@@ -121,122 +136,112 @@ export class VendorProxy {
     if (vendor.defaultVersion && !hasVersion) {
       out.push('anthropic-version', vendor.defaultVersion);
     }
-    if (body) out.push('Content-Length', String(body.length));
     const via = req.headers.via;
     out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
     return out;
   }
 
   forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): void {
-    const { vendor, body } = options;
-    const secure = vendor.origin.protocol === 'https:';
+    const { vendor, body, requestId } = options;
+    const { connectTimeoutMs, idleTimeoutMs } = this.options;
     const exchange: Exchange = { start: options.start, sent: 0, complete: false };
-    const upstream = (secure ? https : http).request({
-      protocol: vendor.origin.protocol,
-      host: vendor.origin.hostname,
-      port: vendor.origin.port || (secure ? 443 : 80),
-      method: req.method,
-      path: vendor.basePath + options.path,
-      headers: this.upstreamHeaders(req, vendor, body),
-      agent: secure ? this.httpsAgent : this.httpAgent,
-      setHost: false,
-    });
-    upstream.setNoDelay(true);
-    upstream.setTimeout(this.options.idleTimeoutMs, () => upstream.destroy(new UpstreamTimeout('idle')));
-    upstream.once('socket', (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(
-        () => upstream.destroy(new UpstreamTimeout('connect')),
-        this.options.connectTimeoutMs,
-      );
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
-    });
-
+    let controller: Dispatcher.DispatchController | undefined;
     let closed = false;
+    let tap: ((chunk: Buffer) => void) | undefined;
+
     res.once('close', () => {
       closed = true;
       // The client went away (or the response is over): stop the upstream work either way.
-      if (!exchange.complete) upstream.destroy();
+      if (!exchange.complete) controller?.abort(new ClientGone());
       options.onClose(exchange);
     });
-
-    upstream.once('error', (err) => {
-      if (closed) return;
-      if (exchange.headers !== undefined || res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const timeout = err instanceof UpstreamTimeout;
-      const apiError = timeout
-        ? new ApiError(
-            'gateway_timeout',
-            `Upstream ${vendor.name} did not answer within ${err.phase === 'connect' ? this.options.connectTimeoutMs : this.options.idleTimeoutMs} ms`,
-          )
-        : new ApiError(
-            'bad_gateway',
-            `Upstream ${vendor.name} unreachable: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
-          );
-      vendor.renderError(res, apiError, { 'X-Request-Id': options.requestId });
-    });
-
-    upstream.once('response', (incoming) => {
-      exchange.headers = performance.now();
-      exchange.status = incoming.statusCode ?? 502;
-      if (closed) {
-        incoming.destroy();
-        return;
-      }
-      this.writeHead(res, incoming, exchange, options.requestId);
-      const tap = options.onResponse?.(incoming);
-      incoming.on('data', (chunk: Buffer) => {
-        tap?.(chunk);
-        if (!res.write(chunk)) incoming.pause();
-      });
-      res.on('drain', () => incoming.resume());
-      incoming.once('end', () => {
-        exchange.upstreamEnd = performance.now();
-        exchange.complete = true;
-        res.end();
-      });
-      // Upstream cut mid-body: the client's stream is cut too, never completed with a made-up end.
-      incoming.once('aborted', () => res.destroy());
-      incoming.once('error', () => res.destroy());
-    });
+    res.on('drain', () => controller?.resume());
 
     exchange.sent = performance.now();
-    upstream.end(body ?? undefined);
+    this.agent.dispatch(
+      {
+        origin: vendor.origin.origin,
+        method: req.method!,
+        path: vendor.basePath + options.path,
+        headers: this.upstreamHeaders(req, vendor),
+        body,
+      },
+      {
+        onRequestStart: (c) => {
+          controller = c;
+          if (closed) c.abort(new ClientGone());
+        },
+        onResponseStart: (_c, status, headers, statusMessage) => {
+          if (status < 200) return; // 1xx: informational, the final answer follows
+          exchange.headers = performance.now();
+          exchange.status = status;
+          if (closed) return;
+          this.writeHead(res, status, statusMessage, headers as ResponseHeaders, exchange, requestId);
+          tap = options.onResponse?.(status, headers as ResponseHeaders);
+        },
+        onResponseData: (c, chunk) => {
+          tap?.(chunk);
+          if (!res.write(chunk)) c.pause();
+        },
+        onResponseEnd: () => {
+          exchange.upstreamEnd = performance.now();
+          exchange.complete = true;
+          res.end();
+        },
+        onResponseError: (_c, err) => {
+          if (closed || err instanceof ClientGone) return;
+          // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
+          if (exchange.headers !== undefined || res.headersSent) {
+            res.destroy();
+            return;
+          }
+          const code = (err as NodeJS.ErrnoException).code ?? '';
+          const phase = TIMEOUT_PHASE[code];
+          const apiError = phase
+            ? new ApiError(
+                'gateway_timeout',
+                `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
+              )
+            : new ApiError(
+                'bad_gateway',
+                `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
+              );
+          vendor.renderError(res, apiError, { 'X-Request-Id': requestId });
+        },
+      },
+    );
   }
 
   /**
    * The vendor's status and headers, minus hop-by-hop ones, plus Genway's own, written in one flat list:
-   * nothing was set on `res` before, so Node writes them as given (duplicates such as Set-Cookie kept).
+   * nothing was set on `res` before, so Node writes them as given (repeated ones such as Set-Cookie kept).
    */
   private writeHead(
     res: ServerResponse,
-    incoming: IncomingMessage,
+    status: number,
+    statusMessage: string | undefined,
+    headers: ResponseHeaders,
     exchange: Exchange,
     requestId: string,
   ): void {
-    const raw = incoming.rawHeaders;
-    const listed = connectionTokens(incoming.headers.connection);
+    const listed = connectionTokens(headers.connection);
     const out: string[] = ['X-Request-Id', requestId];
-    for (let i = 0; i < raw.length; i += 2) {
-      const lower = raw[i].toLowerCase();
-      if (DROP_FROM_RESPONSE.has(lower) || listed?.has(lower)) continue;
-      out.push(raw[i], raw[i + 1]);
+    for (const name in headers) {
+      if (DROP_FROM_RESPONSE.has(name) || listed?.has(name)) continue;
+      const value = headers[name]!;
+      if (typeof value === 'string') out.push(name, value);
+      else for (const v of value) out.push(name, v);
     }
-    const via = incoming.headers.via;
-    out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
+    const via = headers.via;
+    out.push('Via', via ? `${String(via)}, ${VIA_ENTRY}` : VIA_ENTRY);
     const overheadMs = exchange.sent - exchange.start + (performance.now() - exchange.headers!);
     out.push('X-Genway-Overhead-Ms', overheadMs.toFixed(3));
-    res.writeHead(exchange.status!, incoming.statusMessage, out);
+    res.writeHead(status, statusMessage || undefined, out);
     // Streams (no length known up front) get their headers now, before the first event.
-    if (!incoming.headers['content-length']) res.flushHeaders();
+    if (headers['content-length'] === undefined) res.flushHeaders();
   }
 
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  close(): Promise<void> {
+    return this.agent.close();
   }
 }

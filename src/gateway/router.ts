@@ -197,6 +197,9 @@ function modelLabel(model: string | undefined): string {
   return model ? model.slice(0, 128) : 'unknown';
 }
 
+const first = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
 function statusClass(status: number | undefined): string {
   return status ? `${Math.floor(status / 100)}xx` : 'error';
 }
@@ -392,9 +395,12 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       start: call.start,
       requestId: call.requestId,
       onResponse: route.metered
-        ? (incoming) => {
-            const h = incoming.headers;
-            tap = createUsageTap(vendor.format, h['content-type'], h['content-encoding']);
+        ? (_status, headers) => {
+            tap = createUsageTap(
+              vendor.format,
+              first(headers['content-type']),
+              first(headers['content-encoding']),
+            );
             return tap?.write;
           }
         : undefined,
@@ -437,7 +443,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     },
     flushUsage: () => meter.flush(),
     close: async () => {
-      proxy.close();
+      await proxy.close();
       await meter.close();
     },
   };
