@@ -19,8 +19,12 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import {
   benchKey,
+  cpuSnapshot,
   dropPrefix,
+  machineNote,
   median,
+  othersNote,
+  redisPid,
   paced,
   REDIS_URL,
   startServer,
@@ -214,6 +218,7 @@ interface Round {
 }
 
 async function main(): Promise<void> {
+  const machine = machineNote();
   pin(process.pid, 0);
   const upstream = await startScript('upstream');
   pin(upstream.child.pid!, 0);
@@ -268,6 +273,10 @@ async function main(): Promise<void> {
       return hash.digest('hex');
     })();
 
+    const redisServer = await redisPid();
+    const pids = [upstream.child.pid!, bare.child.pid!, embedded.child.pid!, redis.child.pid!];
+    if (redisServer) pids.push(redisServer); // the Redis server's CPU is part of this run, not noise
+    const before = cpuSnapshot(pids);
     const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
@@ -297,6 +306,7 @@ async function main(): Promise<void> {
       }
     }
 
+    const others = othersNote(before, cpuSnapshot(pids));
     const med = (name: string, field: keyof Round) => median(rounds.get(name)!.map((r) => Number(r[field])));
     const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
     const rows = targets.map((t) => {
@@ -310,8 +320,18 @@ async function main(): Promise<void> {
       const target = name === 'embedded' ? 70 : 50;
       return `- ${name}: throughput ${pct(name).toFixed(0)}% of the bare proxy (target ≥ ${target}%: ${verdict(pct(name) >= target)}); p99 at 500 req/s ${fmt(delta(name, 'p99At500'))} ms above it (target ≤ 1 ms: ${verdict(delta(name, 'p99At500') <= 1)}); first SSE event ${fmt(delta(name, 'firstEventMs'))} ms after it (target ≤ 2 ms: ${verdict(delta(name, 'firstEventMs') <= 2)}); RSS growth ${fmt(med(name, 'rssGrowthMb'), 1)} MB over the 100 MiB stream (target < 50 MB: ${verdict(med(name, 'rssGrowthMb') < 50)}).`;
     });
+    const spread = targets
+      .filter((t) => t.pid)
+      .map(
+        (t) =>
+          `${t.name} ${rounds
+            .get(t.name)!
+            .map((r) => r.cpuUsPerReq.toFixed(0))
+            .join(' / ')}`,
+      )
+      .join('; ');
     const table = [
-      `${ROUNDS} interleaved rounds; per round and target: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s, ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'Each proxy runs pinned to CPU 1; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'}`,
+      `${ROUNDS} interleaved rounds; per round and target: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s, ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'Each proxy runs pinned to CPU 1; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}.`,
       '',
       '| target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | first SSE event ms | RSS growth MB (100 MiB stream) | stream MiB/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - | - | - |',
