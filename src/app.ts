@@ -10,7 +10,7 @@ import { webhooksRouter } from './webhooks/router';
 import { requireApiKey } from './http/auth';
 import { errorHandler, unknownRoute } from './http/errors';
 import { healthRouter } from './http/health';
-import { accessLog, requestId, requestMetrics } from './http/request-context';
+import { requestContext } from './http/request-context';
 import './http/locals';
 import type { Services } from './services';
 
@@ -22,7 +22,7 @@ export function buildApp(services: Services): RequestListener {
   app.set('etag', false);
   app.set('trust proxy', config.server.trustProxy);
 
-  app.use(requestId, accessLog(logger), requestMetrics(metrics));
+  app.use(requestContext(logger, metrics));
   app.use(healthRouter(services));
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
@@ -58,11 +58,12 @@ export function buildApp(services: Services): RequestListener {
       onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'task_api' }),
     }),
   );
+  // Single tasks first: the busiest routes are matched before the rest are tried (no paths overlap).
+  api.use(tasksRouter({ tasks: services.tasks, bodyLimitBytes: config.server.bodyLimitBytes }));
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));
   api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
   api.use(webhooksRouter({ secrets: services.webhookSecrets }));
-  api.use(tasksRouter({ tasks: services.tasks, bodyLimitBytes: config.server.bodyLimitBytes }));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import pinoHttp from 'pino-http';
 import type { Logger } from '../observability/logger';
 import { loggableUrl } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -14,33 +13,36 @@ export function requestIdOf(req: IncomingMessage): string {
   return typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** Gives every request its id and echoes it back. */
-export const requestId: RequestHandler = (req, res, next) => {
-  const id = requestIdOf(req);
-  res.locals.requestId = id;
-  res.setHeader('X-Request-Id', id);
-  next();
-};
-
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** One JSON line per request. Only id, method, redacted URL and status: never headers or bodies. */
-export function accessLog(logger: Logger): RequestHandler {
-  return pinoHttp({
-    logger,
-    genReqId: (_req, res) => (res as unknown as { locals: Express.Locals }).locals.requestId,
-    autoLogging: { ignore: (req) => QUIET_PATHS.has(req.url ?? '') },
-    wrapSerializers: false,
-    serializers: {
-      req: (req: { id: string; method: string; url: string }) => ({
-        id: req.id,
+/**
+ * Every Express request: its id (echoed in X-Request-Id), and once the response is over its request metrics and
+ * one access line (info level; not for health and metrics probes). One listener per request, and no per-request
+ * child logger: the line is only built when info is enabled.
+ */
+export function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const start = performance.now();
+    const requestId = requestIdOf(req);
+    res.locals.requestId = requestId;
+    res.setHeader('X-Request-Id', requestId);
+    const quiet = QUIET_PATHS.has(req.path);
+    res.once('close', () => {
+      const route = res.locals.route ?? 'unmatched';
+      observeRequest(metrics, route, req.method, res.statusCode, start);
+      if (quiet) return;
+      const fields = {
+        requestId,
         method: req.method,
-        url: loggableUrl(req.url),
-      }),
-      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-    },
-    customProps: (_req, res) => ({ route: (res as unknown as { locals: Express.Locals }).locals.route }),
-  });
+        url: req.originalUrl,
+        status: res.statusCode,
+        start,
+        route,
+      };
+      logRequest(logger, fields, res.writableFinished);
+    });
+    next();
+  };
 }
 
 /** The request counter and duration histogram of one finished request. */
@@ -56,18 +58,7 @@ export function observeRequest(
   metrics.httpDuration.observe(labels, (performance.now() - start) / 1000);
 }
 
-/** Request counter and duration histogram by route template, method and status code. */
-export function requestMetrics(metrics: Metrics): RequestHandler {
-  return (req, res, next) => {
-    const start = performance.now();
-    res.once('close', () =>
-      observeRequest(metrics, res.locals.route ?? 'unmatched', req.method, res.statusCode, start),
-    );
-    next();
-  };
-}
-
-/** The access line of accessLog, written directly (for the gateway, which runs ahead of Express). */
+/** One access line: id, method, redacted URL, status, time and route; never headers or bodies. */
 export function logRequest(
   logger: Logger,
   fields: { requestId: string; method: string; url: string; status: number; start: number; route: string },
