@@ -165,6 +165,23 @@ export class AccountsService {
     return this.post(accountId, 'charge', amountMicros, reference);
   }
 
+  /**
+   * Charges for something already consumed (metered LLM usage): the whole amount, or what the balance holds when
+   * it cannot cover it. Null when the balance was already empty (nothing is owed that could be taken).
+   */
+  async chargeAtMost(
+    accountId: string,
+    amountMicros: number,
+    reference: string,
+  ): Promise<LedgerEntry | null> {
+    try {
+      return await this.post(accountId, 'charge', amountMicros, reference, true);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'insufficient_balance') return null;
+      throw err;
+    }
+  }
+
   /** Gives money back; idempotent per reference, so a retried refund never pays twice. */
   async refund(accountId: string, amountMicros: number, reference: string): Promise<LedgerEntry> {
     return this.post(accountId, 'refund', amountMicros, reference);
@@ -179,8 +196,10 @@ export class AccountsService {
     kind: LedgerEntry['kind'],
     amountMicros: number,
     reference: string,
+    atMost = false,
   ): Promise<LedgerEntry> {
-    const result = await this.store.post({ accountId, kind, amountMicros, reference, at: this.clock.now() });
+    const at = this.clock.now();
+    const result = await this.store.post({ accountId, kind, amountMicros, reference, at, atMost });
     switch (result.status) {
       case 'applied':
       case 'duplicate':

@@ -253,28 +253,14 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'gateway' }),
   };
 
-  /** Takes the priced usage from the balance; when the balance cannot cover it all, takes what is left. */
-  async function charge(auth: AuthContext, micros: number): Promise<void> {
-    const reference = `llm:${randomUUID()}`;
-    let amount = micros;
-    for (let attempt = 0; attempt < 3 && amount > 0; attempt++) {
-      try {
-        await accounts.charge(auth.accountId, amount, reference);
-        return;
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== 'insufficient_balance') throw err;
-        amount = Math.min(amount, (await store.accounts.balanceMicros(auth.accountId)) ?? 0);
-      }
-    }
-  }
-
   async function account(vendor: Vendor, auth: AuthContext, model: string, usage: TokenUsage): Promise<void> {
     meter.add(vendor.name, auth.keyId, model, usage);
     const price = prices.get(model);
     if (!price) return;
     // USD per million tokens is micro-USD per token.
     const micros = Math.round(usage.input * price.inputPerMTokUsd + usage.output * price.outputPerMTokUsd);
-    if (micros > 0) await charge(auth, micros);
+    // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
+    if (micros > 0) await accounts.chargeAtMost(auth.accountId, micros, `llm:${randomUUID()}`);
   }
 
   function observe(vendor: Vendor, exchange: Exchange): void {

@@ -36,7 +36,13 @@ export interface LedgerEntry {
   balanceAfterMicros: number;
 }
 
-export type PostRequest = Omit<LedgerEntry, 'balanceAfterMicros'>;
+export type PostRequest = Omit<LedgerEntry, 'balanceAfterMicros'> & {
+  /**
+   * A charge that takes what the balance holds when it cannot cover `amountMicros` (never below zero): for usage
+   * already consumed. The entry records the amount taken; an empty balance is still `insufficient_balance`.
+   */
+  atMost?: boolean;
+};
 
 export type PostResult =
   | { status: 'applied'; entry: LedgerEntry }

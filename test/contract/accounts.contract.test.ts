@@ -176,6 +176,45 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
     expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
   });
 
+  test('an at-most charge takes the whole amount when it fits, the rest of the balance when not, nothing from zero', async () => {
+    const post = (amountMicros: number, reference: string, atMost = true) =>
+      store.accounts.post({ accountId: 'acct_1', kind: 'charge', amountMicros, reference, at: 5, atMost });
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 100,
+      reference: 'c',
+      at: 1,
+    });
+
+    expect(await post(30, 'fits')).toEqual({
+      status: 'applied',
+      entry: {
+        accountId: 'acct_1',
+        kind: 'charge',
+        amountMicros: 30,
+        reference: 'fits',
+        at: 5,
+        balanceAfterMicros: 70,
+      },
+    });
+    expect(await post(500, 'short')).toEqual({
+      status: 'applied',
+      entry: {
+        accountId: 'acct_1',
+        kind: 'charge',
+        amountMicros: 70,
+        reference: 'short',
+        at: 5,
+        balanceAfterMicros: 0,
+      },
+    });
+    expect(await post(500, 'short')).toMatchObject({ status: 'duplicate', entry: { amountMicros: 70 } });
+    expect(await post(1, 'empty')).toEqual({ status: 'insufficient_balance', balanceMicros: 0 });
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
+    expect((await store.accounts.ledger('acct_1')).map((e) => e.amountMicros)).toEqual([100, 30, 70]);
+  });
+
   test('posting to an unknown account is refused', async () => {
     expect(
       await store.accounts.post({

@@ -84,12 +84,16 @@ export class MemoryAccountStore implements AccountStore {
     const refKey = `${request.kind}:${request.reference}`;
     const previous = state.refs.get(refKey);
     if (previous) return { status: 'duplicate', entry: { ...previous } };
-    const delta = request.kind === 'charge' ? -request.amountMicros : request.amountMicros;
+    const { atMost, ...posting } = request;
+    if (request.kind === 'charge' && atMost && state.balanceMicros > 0) {
+      posting.amountMicros = Math.min(posting.amountMicros, state.balanceMicros);
+    }
+    const delta = posting.kind === 'charge' ? -posting.amountMicros : posting.amountMicros;
     if (state.balanceMicros + delta < 0) {
       return { status: 'insufficient_balance', balanceMicros: state.balanceMicros };
     }
     state.balanceMicros += delta;
-    const entry: LedgerEntry = { ...request, balanceAfterMicros: state.balanceMicros };
+    const entry: LedgerEntry = { ...posting, balanceAfterMicros: state.balanceMicros };
     state.ledger.push(entry);
     state.refs.set(refKey, entry);
     return { status: 'applied', entry: { ...entry } };

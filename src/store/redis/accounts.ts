@@ -90,7 +90,14 @@ export class RedisAccountStore implements AccountStore {
     const reply = await ledgerPost.run(
       this.redis,
       [this.keys.account(accountId), this.keys.ledger(accountId), this.keys.ledgerRefs(accountId)],
-      [accountId, request.kind, request.amountMicros, request.reference, request.at],
+      [
+        accountId,
+        request.kind,
+        request.amountMicros,
+        request.reference,
+        request.at,
+        request.atMost ? '1' : '0',
+      ],
     );
     return parsePostReply(reply);
   }

@@ -1,6 +1,7 @@
 -- Shared by every script that moves money: the loader prepends this file to scripts that declare
--- "-- needs: ledger_lib". A posting is idempotent per (kind, reference); a charge never overdraws.
-local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, amount, reference, at)
+-- "-- needs: ledger_lib". A posting is idempotent per (kind, reference); a charge never overdraws. With
+-- at_most, a charge the balance cannot cover takes what the balance holds (and records that amount).
+local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, amount, reference, at, at_most)
   if redis.call('EXISTS', account_key) == 0 then
     return {'unknown_account'}
   end
@@ -11,6 +12,9 @@ local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, 
   end
   local balance = tonumber(redis.call('HGET', account_key, 'balance') or '0')
   if kind == 'charge' then
+    if at_most and balance > 0 and balance < amount then
+      amount = balance
+    end
     if balance < amount then
       return {'insufficient_balance', tostring(balance)}
     end
