@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { fundedKey } from '../helpers/services';
-import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { MockVendor, MESSAGE_JSON, sse } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
 import type * as GenAI from '@google/genai' with { 'resolution-mode': 'import' };
@@ -19,20 +19,11 @@ describe('LLM gateway with the official SDKs', () => {
   let gw: RunningGateway;
   let key: string;
   let keyId: string;
-
-  beforeAll(async () => {
-    vendor = await new MockVendor().start();
-    gw = await startGateway(vendor.url, {
-      gateway: { prices: { 'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } } },
-    });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await vendor.stop();
-  });
-  beforeEach(async () => {
-    ({ key, keyId } = await fundedKey(gw.h.services, 100));
-  });
+  useGateway(
+    { gateway: { prices: { 'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } } } },
+    100,
+    (s) => ({ vendor, gw, key, keyId } = s),
+  );
 
   /** The Genway key never reaches the vendor, in any header or in the URL. */
   function expectNoGenwayKey(): void {

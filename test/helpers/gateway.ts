@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import http from 'node:http';
-import { createHarness, type TestConfigOptions, type TestHarness } from './services';
+import { createHarness, fundedKey, type TestConfigOptions, type TestHarness } from './services';
+import { MockVendor } from './mock-vendor';
 import { deepMerge } from '../../src/config';
 
 export const VENDOR_KEYS = {
@@ -41,6 +42,38 @@ export async function startGateway(
       await h.close();
     },
   };
+}
+
+export interface GatewaySetup {
+  vendor: MockVendor;
+  gw: RunningGateway;
+  key: string;
+  keyId: string;
+}
+
+/**
+ * The shared setup of a gateway test file: a recording mock vendor and a Genway pointed at it, started once for the
+ * file, and a fresh funded key before each test. `use` receives them whenever they change (the key per test).
+ */
+export function useGateway(
+  options: Parameters<typeof startGateway>[1],
+  balanceUsd: number | undefined,
+  use: (setup: GatewaySetup) => void,
+): void {
+  let vendor: MockVendor;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    vendor = await new MockVendor().start();
+    gw = await startGateway(vendor.url, options);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await vendor?.stop();
+  });
+  beforeEach(async () => {
+    const { key, keyId } = await fundedKey(gw.h.services, balanceUsd);
+    use({ vendor, gw, key, keyId });
+  });
 }
 
 export interface RawResponse {

@@ -3,7 +3,7 @@ import zlib from 'node:zlib';
 import type { AddressInfo } from 'node:net';
 import { fundedKey } from '../helpers/services';
 import { settled } from '../helpers/eventually';
-import { rawRequest, startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { rawRequest, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { describeRedis, dropPrefix, uniquePrefix } from '../helpers/redis';
 import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
 
@@ -17,18 +17,7 @@ describe('LLM gateway on the wire', () => {
   let gw: RunningGateway;
   let key: string;
   let keyId: string;
-
-  beforeAll(async () => {
-    vendor = await new MockVendor().start();
-    gw = await startGateway(vendor.url, { gateway: { idleTimeoutMs: 400 } });
-  });
-  afterAll(async () => {
-    await gw.close();
-    await vendor.stop();
-  });
-  beforeEach(async () => {
-    ({ key, keyId } = await fundedKey(gw.h.services));
-  });
+  useGateway({ gateway: { idleTimeoutMs: 400 } }, undefined, (s) => ({ vendor, gw, key, keyId } = s));
 
   const post = (path: string, headers: Record<string, string>, body: Buffer | string = ODD_BODY) =>
     rawRequest(`${gw.base}${path}`, { headers: { 'content-type': 'application/json', ...headers }, body });
