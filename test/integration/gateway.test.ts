@@ -427,6 +427,37 @@ describeRedis('LLM gateway on Redis', () => {
     }
   });
 
+  test('usage summed in a replica is written by its shutdown, and seen by another replica', async () => {
+    const vendor = await new MockVendor().start();
+    const prefix = uniquePrefix('gw');
+    // A flush interval no test waits out: only the shutdown can write these calls.
+    const a = await startGateway(vendor.url, { redis: true, prefix, gateway: { usageFlushMs: 600_000 } });
+    const b = await startGateway(vendor.url, { redis: true, prefix });
+    let aClosed = false;
+    try {
+      const { key, keyId } = await fundedKey(a.h.services);
+      for (let i = 0; i < 3; i++) {
+        const res = await rawRequest(`${a.base}/v1/messages`, {
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          body: '{"model":"claude-test","stream":true}',
+        });
+        expect(res.status).toBe(200);
+      }
+      await new Promise((r) => setTimeout(r, 50)); // the last call's usage is summed once its response closed
+      expect(await b.h.services.store.usage.get(keyId)).toEqual({});
+      await a.close();
+      aClosed = true;
+      expect(await b.h.services.store.usage.get(keyId)).toEqual({
+        'claude-test': { requests: 3, input: 90, output: 21, cacheRead: 15, cacheWrite: 0 },
+      });
+    } finally {
+      if (!aClosed) await a.close();
+      await b.close();
+      await dropPrefix(prefix);
+      await vendor.stop();
+    }
+  });
+
   test('a key revoked on one replica is refused at once by another that has just used it', async () => {
     const vendor = await new MockVendor().start();
     const prefix = uniquePrefix('gw');
