@@ -16,7 +16,7 @@ import { verifyGenwayWebhook } from '../examples/webhook-receiver';
 import type * as ConfigModule from '../src/config';
 import type * as ServicesModule from '../src/services';
 import {
-  benchKey,
+  BENCH_SECRETS_KEY,
   cpuSnapshot,
   drainQueues,
   dropPrefix,
@@ -27,7 +27,7 @@ import {
   redisPid,
   REDIS_URL,
   ROOT,
-  startServer,
+  startPair,
   writeSection,
   type LoadResult,
 } from './lib';
@@ -44,7 +44,6 @@ const DELIVERY_TIMEOUT_MS = 60_000;
 const SAMPLE_EVERY = 50;
 /** undici pool size of the baseline: the same as the outbound client's (src/outbound/client.ts). */
 const POOL_CONNECTIONS = 256;
-const SECRETS_KEY = 'bench-secrets-key-0123456789';
 
 type Mode = 'embedded' | 'redis';
 const MODES: Mode[] = ['embedded', 'redis'];
@@ -91,27 +90,15 @@ async function batchLoad(base: string, key: string, connections: number, rows: B
 }
 
 async function benchBatches(): Promise<{ rows: Record<Mode, BatchRows>; others: string }> {
-  const prefix = `genway-bench-batches-${Date.now()}`;
-  const servers = {
-    embedded: await startServer(['serve']),
-    redis: await startServer(['serve'], {
-      GENWAY_SECRETS_KEY: SECRETS_KEY,
-      REDIS_URL,
-      GENWAY_STORE_PREFIX: prefix,
-    }),
-  };
+  const servers = await startPair('batches');
+  const { keys, prefix } = servers;
   const results: Record<Mode, BatchRows> = {
     embedded: { health: [], batch: [], serial: [], partial: 0, drains: [] },
     redis: { health: [], batch: [], serial: [], partial: 0, drains: [] },
   };
-  const pids = [servers.embedded.child.pid!, servers.redis.child.pid!, (await redisPid()) ?? 0];
   let others = '';
   try {
-    const before = cpuSnapshot(pids);
-    const keys = {
-      embedded: await benchKey(servers.embedded.base),
-      redis: await benchKey(servers.redis.base),
-    };
+    const before = cpuSnapshot(servers.pids);
     for (let round = 1; round <= ROUNDS; round++) {
       for (const mode of MODES) {
         const base = servers[mode].base;
@@ -128,10 +115,9 @@ async function benchBatches(): Promise<{ rows: Record<Mode, BatchRows>; others: 
         );
       }
     }
-    others = othersNote(before, cpuSnapshot(pids));
+    others = othersNote(before, cpuSnapshot(servers.pids));
   } finally {
-    await Promise.all(Object.values(servers).map((s) => s.stop()));
-    await dropPrefix(prefix);
+    await servers.stop();
   }
   return { rows: results, others };
 }
@@ -289,7 +275,7 @@ async function startEngine(mode: Mode): Promise<EngineUnderTest> {
     env: {},
     overlay: {
       log: { level: 'warn' },
-      security: { allowPrivateTargets: true, secretsKey: SECRETS_KEY },
+      security: { allowPrivateTargets: true, secretsKey: BENCH_SECRETS_KEY },
       store: prefix ? { redisUrl: REDIS_URL, prefix } : {},
     },
   });

@@ -18,18 +18,14 @@ import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import {
-  benchKey,
   cpuSnapshot,
-  dropPrefix,
   machineNote,
   median,
   othersNote,
-  redisPid,
   paced,
-  REDIS_URL,
-  startServer,
+  startPair,
   writeSection,
-  type Server,
+  type ServerPair,
 } from './lib';
 import { BIG_BYTES, bigChunk, JSON_ANSWER } from './upstream-data';
 
@@ -228,23 +224,14 @@ async function main(): Promise<void> {
     GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     ANTHROPIC_API_KEY: VENDOR_KEY,
   };
-  const servers: Server[] = [];
-  const prefix = `genway-bench-gw-${Date.now()}`;
+  let servers: ServerPair | undefined;
   try {
-    const embedded = await startServer(['serve'], vendorEnv);
-    servers.push(embedded);
-    const redis = await startServer(['serve'], {
-      ...vendorEnv,
-      REDIS_URL,
-      GENWAY_SECRETS_KEY: 'bench-secrets-key-0123456789',
-      GENWAY_STORE_PREFIX: prefix,
-    });
-    servers.push(redis);
+    servers = await startPair('gw', vendorEnv);
+    const { embedded, redis } = servers;
     pin(embedded.child.pid!, 1);
     pin(redis.child.pid!, 1);
     const json = { 'content-type': 'application/json' };
-    const embeddedKey = await benchKey(embedded.base);
-    const redisKey = await benchKey(redis.base);
+    const { embedded: embeddedKey, redis: redisKey } = servers.keys;
     const targets: Target[] = [
       {
         name: 'direct',
@@ -273,9 +260,8 @@ async function main(): Promise<void> {
       return hash.digest('hex');
     })();
 
-    const redisServer = await redisPid();
-    const pids = [upstream.child.pid!, bare.child.pid!, embedded.child.pid!, redis.child.pid!];
-    if (redisServer) pids.push(redisServer); // the Redis server's CPU is part of this run, not noise
+    // The Redis server's CPU is part of this run, not noise (servers.pids includes it).
+    const pids = [upstream.child.pid!, bare.child.pid!, ...servers.pids];
     const before = cpuSnapshot(pids);
     const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
@@ -343,10 +329,9 @@ async function main(): Promise<void> {
     process.stdout.write(`${table}\n`);
   } finally {
     agent.destroy();
-    await Promise.all(servers.map((s) => s.stop()));
+    await servers?.stop();
     upstream.child.kill();
     bare.child.kill();
-    await dropPrefix(prefix);
   }
 }
 

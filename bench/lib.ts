@@ -54,6 +54,48 @@ export async function startServer(args: string[], env: Record<string, string> = 
   };
 }
 
+/** Genway embedded and Genway on Redis (its own key prefix), each with a bench key: what every bench compares. */
+export interface ServerPair {
+  embedded: Server;
+  redis: Server;
+  /** The Redis server's key prefix (queues included), dropped by stop(). */
+  prefix: string;
+  keys: { embedded: string; redis: string };
+  /** Their process ids and the Redis server's (when found), for CPU accounting. */
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+export const BENCH_SECRETS_KEY = 'bench-secrets-key-0123456789';
+
+/** Starts both servers with `env` (e.g. vendor base URLs) and gives each an account and key. */
+export async function startPair(name: string, env: Record<string, string> = {}): Promise<ServerPair> {
+  const prefix = `genway-bench-${name}-${Date.now()}`;
+  const embedded = await startServer(['serve'], env);
+  const redis = await startServer(['serve'], {
+    ...env,
+    REDIS_URL,
+    GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY,
+    GENWAY_STORE_PREFIX: prefix,
+  }).catch(async (err: unknown) => {
+    await embedded.stop();
+    throw err;
+  });
+  const stop = async () => {
+    await Promise.all([embedded.stop(), redis.stop()]);
+    await dropPrefix(prefix);
+  };
+  try {
+    const keys = { embedded: await benchKey(embedded.base), redis: await benchKey(redis.base) };
+    const server = await redisPid();
+    const pids = [embedded.child.pid!, redis.child.pid!, ...(server ? [server] : [])];
+    return { embedded, redis, prefix, keys, pids, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
 /** An account with plenty of money and a key without a practical rate limit. */
 export async function benchKey(base: string): Promise<string> {
   const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };

@@ -3,18 +3,14 @@
  * same server's /healthz as the floor, measured in one run (rounds interleaved, medians reported).
  */
 import {
-  benchKey,
   cpuSnapshot,
   drainQueues,
-  dropPrefix,
   load,
   machineNote,
   median,
   othersNote,
   paced,
-  redisPid,
-  REDIS_URL,
-  startServer,
+  startPair,
   writeSection,
   type LoadResult,
   type PacedResult,
@@ -29,25 +25,16 @@ const PACED_SECONDS = 4;
 
 async function main(): Promise<void> {
   const machine = machineNote();
-  const prefix = `genway-bench-${Date.now()}`;
-  const overlay = { GENWAY_SECRETS_KEY: 'bench-secrets-key-0123456789' };
-  const servers = {
-    embedded: await startServer(['serve']),
-    redis: await startServer(['serve'], { ...overlay, REDIS_URL, GENWAY_STORE_PREFIX: prefix }),
-  };
+  const servers = await startPair('tasks');
+  const { keys, prefix } = servers;
   const results: Record<string, { health: LoadResult[]; submit: LoadResult[]; paced: PacedResult[] }> = {
     embedded: { health: [], submit: [], paced: [] },
     redis: { health: [], submit: [], paced: [] },
   };
   const drains: number[] = [];
-  const pids = [servers.embedded.child.pid!, servers.redis.child.pid!, (await redisPid()) ?? 0];
   let others = '';
   try {
-    const before = cpuSnapshot(pids);
-    const keys = {
-      embedded: await benchKey(servers.embedded.base),
-      redis: await benchKey(servers.redis.base),
-    };
+    const before = cpuSnapshot(servers.pids);
     const body = JSON.stringify({ input: { mode: 'text-to-image', prompt: '[sandbox:delay=600000] a fox' } });
     for (let round = 1; round <= ROUNDS; round++) {
       for (const mode of ['embedded', 'redis'] as const) {
@@ -83,10 +70,9 @@ async function main(): Promise<void> {
         );
       }
     }
-    others = othersNote(before, cpuSnapshot(pids));
+    others = othersNote(before, cpuSnapshot(servers.pids));
   } finally {
-    await Promise.all(Object.values(servers).map((s) => s.stop()));
-    await dropPrefix(prefix);
+    await servers.stop();
   }
 
   const row = (mode: string, what: string, rs: LoadResult[]) =>
