@@ -35,6 +35,34 @@ describe('LLM gateway on the wire', () => {
     expect(Number(res.headers['x-genway-overhead-ms'])).toBeGreaterThanOrEqual(0);
   });
 
+  test('response headers: repeated ones kept, hop-by-hop and Connection-listed ones dropped, status text kept', async () => {
+    vendor.next((_r, res) => {
+      res.statusMessage = 'Accepted By Vendor';
+      res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
+      res.setHeader('x-vendor-trace', 'abc');
+      res.setHeader('x-hop', 'gone');
+      res.setHeader('connection', 'keep-alive, x-hop');
+      res.setHeader('keep-alive', 'timeout=99');
+      res.writeHead(202, { 'content-type': 'application/json' }).end('{}');
+    });
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'x-request-id': 'trace-77' },
+      });
+      req.on('response', (r) => resolve(r.resume()));
+      req.on('error', reject);
+      req.end(ODD_BODY);
+    });
+    expect(res.statusCode).toBe(202);
+    expect(res.statusMessage).toBe('Accepted By Vendor');
+    expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.headers['x-vendor-trace']).toBe('abc');
+    expect(res.headers['x-request-id']).toBe('trace-77');
+    expect(res.headers['x-hop']).toBeUndefined();
+    expect(res.headers['keep-alive']).not.toBe('timeout=99'); // Node's own keep-alive hint only, never the vendor's
+  });
+
   test('a chunked request body is forwarded byte-identical with its length', async () => {
     const res = await new Promise<number>((resolve, reject) => {
       const req = http.request(`${gw.base}/v1/messages`, {
