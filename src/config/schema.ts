@@ -64,6 +64,9 @@ export const configSchema = z.strictObject({
     stalledIntervalMs: ms.positive(),
     concurrency: z.number().int().positive(),
   }),
+  tasks: z.strictObject({
+    retentionMs: ms.positive(),
+  }),
   gateway: z.strictObject({
     connectTimeoutMs: ms.positive(),
     idleTimeoutMs: ms.positive(),

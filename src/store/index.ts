@@ -7,7 +7,8 @@ export * from './types';
 
 /** The one place that knows which adapter runs: Redis when `store.redisUrl` is set, memory otherwise. */
 export function createStore(config: Config): Store {
+  const options = { taskRetentionMs: config.tasks.retentionMs };
   return config.store.redisUrl
-    ? createRedisStore(config.store.redisUrl, config.store.prefix)
-    : createMemoryStore();
+    ? createRedisStore(config.store.redisUrl, config.store.prefix, options)
+    : createMemoryStore(options);
 }

@@ -110,6 +110,12 @@ export interface UsageStore {
   get(keyId: string): Promise<Record<string, ModelUsage>>;
 }
 
+/** What the adapters are told beyond where they live. */
+export interface StoreOptions {
+  /** How long a finished task (success or failed) is kept after its completion; status is then a 404. */
+  taskRetentionMs: number;
+}
+
 export interface Store {
   readonly kind: 'memory' | 'redis';
   readonly accounts: AccountStore;

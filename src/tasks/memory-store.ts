@@ -1,6 +1,8 @@
 import type { AccountStore } from '../store/types';
 import type { CreateResult, TaskRecord, TaskState, TaskStore } from './types';
 
+const isFinal = (state: TaskState) => state === 'success' || state === 'failed';
+
 /**
  * Embedded mode. Charge-then-write runs without an await in between the check and the write, so it is atomic.
  * Records are kept as JSON text (as in Redis): callers always get their own copy, and JSON is cheaper than
@@ -8,8 +10,13 @@ import type { CreateResult, TaskRecord, TaskState, TaskStore } from './types';
  */
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, { state: TaskState; json: string }>();
+  /** Finished tasks in completion order, deleted once their retention is over (swept as tasks are written). */
+  private readonly expiries: { taskId: string; at: number }[] = [];
 
-  constructor(private readonly accounts: AccountStore) {}
+  constructor(
+    private readonly accounts: AccountStore,
+    private readonly retentionMs: number,
+  ) {}
 
   async createWithCharge(task: TaskRecord): Promise<CreateResult> {
     const result = await this.accounts.post({
@@ -21,6 +28,7 @@ export class MemoryTaskStore implements TaskStore {
     });
     if (result.status === 'insufficient_balance' || result.status === 'unknown_account') return result.status;
     this.tasks.set(task.taskId, { state: task.state, json: JSON.stringify(task) });
+    this.sweep(task.createTime);
     return 'created';
   }
 
@@ -33,6 +41,19 @@ export class MemoryTaskStore implements TaskStore {
     const current = this.tasks.get(next.taskId);
     if (!current || !from.includes(current.state)) return false;
     this.tasks.set(next.taskId, { state: next.state, json: JSON.stringify(next) });
+    if (isFinal(next.state)) {
+      const completed = next.completeTime ?? next.createTime;
+      this.expiries.push({ taskId: next.taskId, at: completed + this.retentionMs });
+      this.sweep(completed);
+    }
     return true;
+  }
+
+  /** Drops tasks whose retention ended by `now` (a task's own timestamp: the store keeps no clock). */
+  private sweep(now: number): void {
+    let n = 0;
+    while (n < this.expiries.length && this.expiries[n].at <= now)
+      this.tasks.delete(this.expiries[n++].taskId);
+    if (n > 0) this.expiries.splice(0, n);
   }
 }

@@ -10,6 +10,7 @@ export class RedisTaskStore implements TaskStore {
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
+    private readonly retentionMs: number,
   ) {}
 
   async createWithCharge(task: TaskRecord): Promise<CreateResult> {
@@ -41,7 +42,7 @@ export class RedisTaskStore implements TaskStore {
     const done = await taskReplace.run(
       this.redis,
       [this.keys.task(next.taskId)],
-      [from.join(','), JSON.stringify(next)],
+      [from.join(','), JSON.stringify(next), this.retentionMs],
     );
     return done === 1;
   }

@@ -49,6 +49,9 @@ export interface TaskStore {
    */
   createWithCharge(task: TaskRecord): Promise<CreateResult>;
   get(taskId: string): Promise<TaskRecord | null>;
-  /** Writes `next` only if the stored task is still in one of `from` (compare-and-set); false otherwise. */
+  /**
+   * Writes `next` only if the stored task is still in one of `from` (compare-and-set); false otherwise. A task
+   * written in a final state (success, failed) is deleted `retentionMs` after its completion.
+   */
   replace(next: TaskRecord, from: readonly TaskState[]): Promise<boolean>;
 }

@@ -1,27 +1,34 @@
 import { createMemoryStore } from '../../src/store/memory';
 import { createRedisStore } from '../../src/store/redis';
-import type { Store } from '../../src/store';
+import type { Store, StoreOptions } from '../../src/store';
 import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+
+/** A retention no contract test waits out, except the one that sets its own. */
+export const OPTIONS = { taskRetentionMs: 30 * 24 * 3600 * 1000 };
 
 export interface StoreAdapter {
   name: string;
   /** A fresh, empty store; `prefix` lets two instances share one Redis namespace. */
-  create(prefix?: string): Store;
+  create(prefix?: string, options?: StoreOptions): Store;
   cleanup(): Promise<void>;
 }
 
 /** Every Store adapter the contract suites run against: memory always, Redis when one answers. */
 export function storeAdapters(): StoreAdapter[] {
   const adapters: StoreAdapter[] = [
-    { name: 'memory', create: () => createMemoryStore(), cleanup: async () => undefined },
+    {
+      name: 'memory',
+      create: (_prefix, options = OPTIONS) => createMemoryStore(options),
+      cleanup: async () => undefined,
+    },
   ];
   if (redisUrl) {
     const prefixes: string[] = [];
     adapters.push({
       name: 'redis',
-      create: (prefix = uniquePrefix('contract')) => {
+      create: (prefix = uniquePrefix('contract'), options = OPTIONS) => {
         prefixes.push(prefix);
-        return createRedisStore(redisUrl!, prefix);
+        return createRedisStore(redisUrl!, prefix, options);
       },
       cleanup: async () => {
         await Promise.all(prefixes.splice(0).map(dropPrefix));

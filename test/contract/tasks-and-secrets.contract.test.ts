@@ -77,6 +77,37 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
     expect((await store.tasks.get('task_1'))?.state).toBe('success');
     expect(await store.tasks.replace(task({ taskId: 'task_missing' }), ['pending'])).toBe(false);
   });
+
+  test('a finished task is deleted once its retention after completion is over; an unfinished one stays', async () => {
+    const short = adapter.create(undefined, { taskRetentionMs: 200 });
+    try {
+      await short.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
+      await short.accounts.post({
+        accountId: 'acct_1',
+        kind: 'credit',
+        amountMicros: 1000,
+        reference: 'c',
+        at: 1,
+      });
+      await short.tasks.createWithCharge(task({ taskId: 'task_done' }));
+      await short.tasks.createWithCharge(task({ taskId: 'task_busy' }));
+      const done = task({ taskId: 'task_done', state: 'success', completeTime: 2000, resultUrls: ['u'] });
+      expect(await short.tasks.replace(done, ['pending'])).toBe(true);
+      expect(await short.tasks.replace(task({ taskId: 'task_busy', state: 'processing' }), ['pending'])).toBe(
+        true,
+      );
+      expect(await short.tasks.get('task_done')).toEqual(done); // still within its retention
+
+      await new Promise((r) => setTimeout(r, 300)); // Redis expires by its clock
+      // The memory store sweeps as tasks are written, by their own times: a task created after the retention.
+      await short.tasks.createWithCharge(task({ taskId: 'task_later', createTime: 2000 + 200 }));
+      expect(await short.tasks.get('task_done')).toBeNull();
+      expect((await short.tasks.get('task_busy'))?.state).toBe('processing');
+      expect((await short.tasks.get('task_later'))?.state).toBe('pending');
+    } finally {
+      await short.close();
+    }
+  });
 });
 
 describe.each(adapters.map((a) => [a.name, a] as const))(

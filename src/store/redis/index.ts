@@ -3,7 +3,7 @@ import { RedisBatchStore } from '../../batches/redis-store';
 import { RedisTaskStore } from '../../tasks/redis-store';
 import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
 import { redisKeys } from '../keys';
-import type { Store } from '../types';
+import type { Store, StoreOptions } from '../types';
 import { RedisUsageStore } from '../usage';
 import { RedisAccountStore } from './accounts';
 import { RedisKeyGate } from './key-gate';
@@ -19,7 +19,11 @@ export function createRedisConnection(url: string, name: string): Redis {
   });
 }
 
-export function createRedisStore(url: string, prefix: string): Store & { readonly redis: Redis } {
+export function createRedisStore(
+  url: string,
+  prefix: string,
+  options: StoreOptions,
+): Store & { readonly redis: Redis } {
   const redis = createRedisConnection(url, 'genway');
   const keys = redisKeys(prefix);
   return {
@@ -28,7 +32,7 @@ export function createRedisStore(url: string, prefix: string): Store & { readonl
     accounts: new RedisAccountStore(redis, keys),
     keyGate: new RedisKeyGate(redis, keys),
     batches: new RedisBatchStore(redis, keys),
-    tasks: new RedisTaskStore(redis, keys),
+    tasks: new RedisTaskStore(redis, keys, options.taskRetentionMs),
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),
     usage: new RedisUsageStore(redis, keys),
     ping: async () => {
