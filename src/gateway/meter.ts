@@ -58,7 +58,7 @@ export class UsageMeter {
   }
 
   private entry(vendor: VendorName, keyId: string, model: string): Pending {
-    const id = `${keyId}\u0000${model}`;
+    const id = `${keyId}\u0000${model}\u0000${vendor}`;
     let entry = this.pending.get(id);
     if (!entry) this.pending.set(id, (entry = { keyId, model, vendor, totals: zero(), uncounted: zero() }));
     return entry;
@@ -83,18 +83,21 @@ export class UsageMeter {
 
   private async write(batch: Map<string, Pending>): Promise<void> {
     const failed: Pending[] = [];
+    let error: unknown;
     await Promise.all(
       [...batch.values()].map((p) =>
         this.store.add(p.keyId, p.model, p.totals).catch((err: unknown) => {
           failed.push(p);
-          this.logger.error(
-            { err, keyId: p.keyId },
-            'writing gateway usage failed; retrying at the next flush',
-          );
+          error = err;
         }),
       ),
     );
     if (failed.length === 0) return;
+    // One line per flush, not per key: an outage would otherwise log every active key ten times a second.
+    this.logger.error(
+      { err: error, pending: failed.length },
+      'writing gateway usage failed; retrying at the next flush',
+    );
     // Back in line for the next flush; the counters already have their tokens.
     for (const p of failed) addInto(this.entry(p.vendor, p.keyId, p.model).totals, p.totals);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();

@@ -46,6 +46,27 @@ describe('UsageMeter', () => {
     expect(store.writes).toBe(2); // nothing pending: no write
   });
 
+  test('one model name under two vendors: counted per vendor, added up in the key’s record', async () => {
+    const store = new FlakyUsageStore();
+    const metrics = createMetrics();
+    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    meter.add('anthropic', 'key_1', 'same', call(3, 0));
+    meter.add('openai', 'key_1', 'same', call(4, 0));
+    await meter.flush();
+    const { values } = await metrics.gatewayTokens.get();
+    expect(values.map((v) => [v.labels.vendor, v.labels.type, v.value])).toEqual([
+      ['anthropic', 'input', 3],
+      ['openai', 'input', 4],
+    ]);
+    expect((await store.get('key_1')).same).toEqual({
+      requests: 2,
+      input: 7,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+    });
+  });
+
   test('flushes on its own after flushMs', async () => {
     const store = new FlakyUsageStore();
     const meter = new UsageMeter(store, createMetrics(), logger, 20);
