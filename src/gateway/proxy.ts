@@ -180,6 +180,7 @@ export class VendorProxy {
           tap = options.onResponse?.(status, headers as ResponseHeaders);
         },
         onResponseData: (c, chunk) => {
+          if (closed) return; // aborted already; what was in flight goes nowhere
           tap?.(chunk);
           if (!res.write(chunk)) c.pause();
         },
