@@ -39,31 +39,19 @@ async function main(): Promise<void> {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const mode of ['embedded', 'redis'] as const) {
         const base = servers[mode].base;
+        const submit = {
+          url: `${base}/api/v1/generateTask/image-gen`,
+          method: 'POST' as const,
+          headers: { authorization: `Bearer ${keys[mode]}`, 'content-type': 'application/json' },
+          body,
+        };
         results[mode].health.push(
           await load({ url: `${base}/healthz`, connections: CONNECTIONS, seconds: SECONDS }),
         );
-        results[mode].submit.push(
-          await load({
-            url: `${base}/api/v1/generateTask/image-gen`,
-            method: 'POST',
-            headers: { authorization: `Bearer ${keys[mode]}`, 'content-type': 'application/json' },
-            body,
-            connections: CONNECTIONS,
-            seconds: SECONDS,
-          }),
-        );
+        results[mode].submit.push(await load({ ...submit, connections: CONNECTIONS, seconds: SECONDS }));
         // The in-process worker may still be starting the submitted tasks: let it finish before the next row.
         if (mode === 'redis') drains.push(await drainQueues(prefix));
-        results[mode].paced.push(
-          await paced({
-            url: `${base}/api/v1/generateTask/image-gen`,
-            method: 'POST',
-            headers: { authorization: `Bearer ${keys[mode]}`, 'content-type': 'application/json' },
-            body,
-            rate: PACED_RATE,
-            seconds: PACED_SECONDS,
-          }),
-        );
+        results[mode].paced.push(await paced({ ...submit, rate: PACED_RATE, seconds: PACED_SECONDS }));
         if (mode === 'redis') await drainQueues(prefix);
         process.stderr.write(
           `round ${round} ${mode}: submit ${results[mode].submit.at(-1)!.rps.toFixed(0)}/s\n`,

@@ -24,18 +24,23 @@ function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
   };
 }
 
+/** `acct_1` with 1000 micro-USD. */
+async function fundedAccount(store: Store): Promise<void> {
+  await store.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
+  await store.accounts.post({
+    accountId: 'acct_1',
+    kind: 'credit',
+    amountMicros: 1000,
+    reference: 'c',
+    at: 1,
+  });
+}
+
 describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s)', (_name, adapter) => {
   let store: Store;
   beforeEach(async () => {
     store = adapter.create();
-    await store.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
-    await store.accounts.post({
-      accountId: 'acct_1',
-      kind: 'credit',
-      amountMicros: 1000,
-      reference: 'c',
-      at: 1,
-    });
+    await fundedAccount(store);
   });
   afterEach(async () => {
     await store.close();
@@ -81,14 +86,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
   test('a finished task is deleted once its retention after completion is over; an unfinished one stays', async () => {
     const short = adapter.create(undefined, { taskRetentionMs: 200 });
     try {
-      await short.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
-      await short.accounts.post({
-        accountId: 'acct_1',
-        kind: 'credit',
-        amountMicros: 1000,
-        reference: 'c',
-        at: 1,
-      });
+      await fundedAccount(short);
       await short.tasks.createWithCharge(task({ taskId: 'task_done' }));
       await short.tasks.createWithCharge(task({ taskId: 'task_busy' }));
       const done = task({ taskId: 'task_done', state: 'success', completeTime: 2000, resultUrls: ['u'] });

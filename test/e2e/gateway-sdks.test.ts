@@ -1,9 +1,7 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { fundedKey } from '../helpers/services';
-import { startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { freePort, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { MockVendor, MESSAGE_JSON, sse } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
 import type * as GenAI from '@google/genai' with { 'resolution-mode': 'import' };
@@ -393,11 +391,7 @@ describe('LLM gateway with the official SDKs', () => {
   });
 
   test('an unreachable vendor is the 5xx error class of each SDK', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
-    const down = await startGateway(`http://127.0.0.1:${port}`);
+    const down = await startGateway(`http://127.0.0.1:${await freePort()}`);
     try {
       const { key: k } = await fundedKey(down.h.services);
       const a = new Anthropic({ baseURL: down.base, apiKey: k, maxRetries: 0 });

@@ -1,9 +1,15 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
-import type { AddressInfo } from 'node:net';
 import { fundedKey } from '../helpers/services';
 import { settled } from '../helpers/eventually';
-import { rawRequest, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import {
+  freePort,
+  rawRequest,
+  startGateway,
+  useGateway,
+  VENDOR_KEYS,
+  type RunningGateway,
+} from '../helpers/gateway';
 import { describeRedis, dropPrefix, uniquePrefix } from '../helpers/redis';
 import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
 
@@ -385,11 +391,7 @@ describe('LLM gateway on the wire', () => {
 
 describe('LLM gateway upstream failures', () => {
   test('an unreachable vendor is a vendor-shaped 502', async () => {
-    const closed = http.createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
-    const gw = await startGateway(`http://127.0.0.1:${port}`);
+    const gw = await startGateway(`http://127.0.0.1:${await freePort()}`);
     try {
       const { key } = await fundedKey(gw.h.services);
       const res = await rawRequest(`${gw.base}/v1beta/models/g:generateContent`, {
@@ -406,10 +408,7 @@ describe('LLM gateway upstream failures', () => {
   });
 
   test('a vendor base URL that points back at Genway is stopped by Via (508), not looped', async () => {
-    const probe = http.createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const port = (probe.address() as AddressInfo).port;
-    await new Promise((r) => probe.close(r));
+    const port = await freePort();
     const gw = await startGateway(`http://127.0.0.1:${port}`, { port });
     try {
       const { key } = await fundedKey(gw.h.services);
