@@ -1,4 +1,5 @@
-import type { RequestListener } from 'node:http';
+import type { IncomingMessage, RequestListener } from 'node:http';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import { balanceRouter } from './accounts/router';
 import { adminRouter } from './admin/router';
@@ -14,8 +15,13 @@ import { requestContext } from './http/request-context';
 import './http/locals';
 import type { Services } from './services';
 
+/** The request handler, and what answers an HTTP upgrade (the gateway's WebSocket routes). */
+export type App = RequestListener & {
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+};
+
 /** Builds the HTTP request handler from ready-made services; never listens (supertest drives it directly). */
-export function buildApp(services: Services): RequestListener {
+export function buildApp(services: Services): App {
   const { config, accounts, store, metrics, logger } = services;
   const app = express();
   app.disable('x-powered-by');
@@ -72,5 +78,12 @@ export function buildApp(services: Services): RequestListener {
   // The LLM gateway (/v1, /v1beta) answers ahead of Express: no body parser, no per-request Express
   // decoration, vendor-shaped errors, the same access line and request metrics (src/gateway/router.ts).
   const { gateway } = services;
-  return (req, res) => (gateway.owns(req.url!) ? gateway.handle(req, res) : app(req, res));
+  const handler: RequestListener = (req, res) =>
+    gateway.owns(req.url!) ? gateway.handle(req, res) : app(req, res);
+  return Object.assign(handler, {
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (gateway.owns(req.url!)) return gateway.upgrade(req, socket, head);
+      socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    },
+  });
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { parseOrThrow } from '../http/validate';
+import { VENDORS } from '../gateway/vendors';
 import type { Catalog, Category, IntegrationType } from './types';
 
 interface ModelSummary {
@@ -14,37 +15,15 @@ interface ModelSummary {
   [extra: string]: unknown;
 }
 
-/** The LLM gateway's three vendor formats, listed beside the task models. */
-const GATEWAY_ENTRIES: (ModelSummary & { describe: Record<string, unknown> })[] = [
-  {
-    id: 'messages',
-    slug: 'anthropic-messages',
-    displayName: 'Messages format (Anthropic SDK)',
-    category: 'text',
-    integration_type: 'llm_gateway',
-    describe: {
-      endpoint: 'POST /v1/messages',
-      key: 'x-api-key or Authorization: Bearer',
-      versionHeader: 'anthropic-version',
-    },
-  },
-  {
-    id: 'responses',
-    slug: 'openai-responses',
-    displayName: 'Responses format (OpenAI SDK)',
-    category: 'text',
-    integration_type: 'llm_gateway',
-    describe: { endpoint: 'POST /v1/responses', key: 'Authorization: Bearer' },
-  },
-  {
-    id: 'generate-content',
-    slug: 'gemini-generate-content',
-    displayName: 'Generate-content format (Google GenAI SDK)',
-    category: 'text',
-    integration_type: 'llm_gateway',
-    describe: { endpoint: 'POST /v1beta/models/{model}:generateContent', key: 'x-goog-api-key' },
-  },
-];
+/** The LLM gateway's vendor formats, listed beside the task models (declared by each vendor module). */
+const GATEWAY_ENTRIES: (ModelSummary & { describe: Record<string, unknown> })[] = VENDORS.flatMap((vendor) =>
+  vendor.catalog.map((entry) => ({
+    ...entry,
+    category: 'text' as const,
+    integration_type: 'llm_gateway' as const,
+    vendor: vendor.name,
+  })),
+);
 
 const listQuery = z.looseObject({
   category: z

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import { VENDORS } from '../gateway/vendors';
 import { checkedConfigSchema, type Config } from './schema';
 
 export class ConfigError extends Error {}
@@ -56,13 +57,13 @@ function list(value: string): string[] {
 
 /** Environment variables that win over the files; unset or empty variables change nothing. */
 function fromEnv(env: Env): Plain {
-  const set = (target: Plain, keyPath: string[], value: unknown) => {
+  const set = (target: Plain, keyPath: readonly string[], value: unknown) => {
     let node = target;
     for (const key of keyPath.slice(0, -1)) node = (node[key] ??= {}) as Plain;
     node[keyPath[keyPath.length - 1]] = value;
   };
   const out: Plain = {};
-  const table: [string, string[], (v: string) => unknown][] = [
+  const table: (readonly [string, readonly string[], (v: string) => unknown])[] = [
     ['PORT', ['server', 'port'], numberOrText],
     ['HOST', ['server', 'host'], String],
     ['GENWAY_PUBLIC_URL', ['server', 'publicUrl'], String],
@@ -71,12 +72,10 @@ function fromEnv(env: Env): Plain {
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
-    ['GENWAY_ANTHROPIC_BASE_URL', ['gateway', 'anthropic', 'baseUrl'], String],
-    ['ANTHROPIC_API_KEY', ['gateway', 'anthropic', 'apiKeys'], list],
-    ['GENWAY_OPENAI_BASE_URL', ['gateway', 'openai', 'baseUrl'], String],
-    ['OPENAI_API_KEY', ['gateway', 'openai', 'apiKeys'], list],
-    ['GENWAY_GEMINI_BASE_URL', ['gateway', 'gemini', 'baseUrl'], String],
-    ['GEMINI_API_KEY', ['gateway', 'gemini', 'apiKeys'], list],
+    ...VENDORS.flatMap(({ name, env }) => [
+      [env.baseUrl, ['gateway', name, 'baseUrl'], String] as const,
+      [env.apiKeys, ['gateway', name, 'apiKeys'], list] as const,
+    ]),
   ];
   for (const [name, keyPath, convert] of table) {
     const value = env[name];

@@ -13,12 +13,20 @@ export type RateLimit = z.infer<typeof rateLimitSchema>;
 const vendorSchema = z.strictObject({
   baseUrl: url,
   apiKeys: z.array(z.string().min(1)),
+  /** The version header sent when the client sends none (the messages format's `anthropic-version`). */
+  defaultVersion: z.string().min(1).optional(),
 });
 
+const usdPerMTok = z.number().nonnegative();
+/** USD per million tokens; cache reads and writes default to the input price, reasoning to the output price. */
 const priceSchema = z.strictObject({
-  inputPerMTokUsd: z.number().nonnegative(),
-  outputPerMTokUsd: z.number().nonnegative(),
+  inputPerMTokUsd: usdPerMTok,
+  outputPerMTokUsd: usdPerMTok,
+  cacheReadPerMTokUsd: usdPerMTok.optional(),
+  cacheWritePerMTokUsd: usdPerMTok.optional(),
+  reasoningPerMTokUsd: usdPerMTok.optional(),
 });
+export type Price = z.infer<typeof priceSchema>;
 
 export const configSchema = z.strictObject({
   server: z.strictObject({
@@ -72,7 +80,9 @@ export const configSchema = z.strictObject({
     idleTimeoutMs: ms.positive(),
     maxRequestBytes: z.number().int().positive(),
     usageFlushMs: ms.positive(),
-    anthropic: vendorSchema.extend({ defaultVersion: z.string().min(1) }),
+    objectTtlMs: ms.positive(),
+    batchPriceFactor: z.number().nonnegative(),
+    anthropic: vendorSchema,
     openai: vendorSchema,
     gemini: vendorSchema,
     prices: z.record(z.string(), priceSchema),

@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { ModelUsage, TokenUsage, UsageStore } from '../store';
-import type { VendorName } from './vendors';
+import type { VendorName } from './vendor';
 
 /** What one (key, model) pair has used since its last store write; `vendor` only labels the token counters. */
 interface Pending {
@@ -14,13 +14,21 @@ interface Pending {
   uncounted: ModelUsage;
 }
 
-const zero = (): ModelUsage => ({ requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
+const zero = (): ModelUsage => ({
+  requests: 0,
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  reasoning: 0,
+});
 
 const TOKEN_TYPES = [
   ['input', 'input'],
   ['output', 'output'],
   ['cacheRead', 'cache_read'],
   ['cacheWrite', 'cache_write'],
+  ['reasoning', 'reasoning'],
 ] as const;
 
 function addInto(totals: ModelUsage, more: TokenUsage & { requests?: number }): void {
@@ -29,6 +37,7 @@ function addInto(totals: ModelUsage, more: TokenUsage & { requests?: number }): 
   totals.output += more.output;
   totals.cacheRead += more.cacheRead;
   totals.cacheWrite += more.cacheWrite;
+  totals.reasoning += more.reasoning;
 }
 
 /**
@@ -49,8 +58,8 @@ export class UsageMeter {
     private readonly flushMs: number,
   ) {}
 
-  /** One call's usage. */
-  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage): void {
+  /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
+  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage & { requests?: number }): void {
     const entry = this.entry(vendor, keyId, model);
     addInto(entry.totals, usage);
     addInto(entry.uncounted, usage);

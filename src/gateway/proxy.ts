@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
 import { ApiError } from '../errors';
-import type { Vendor } from './vendors';
+import type { Upstream } from './upstream';
+import { VENDORS } from './vendors';
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): they describe one connection and never cross a proxy. */
 const HOP_BY_HOP = new Set([
@@ -17,22 +18,21 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
- * Request headers that never reach the vendor: hop-by-hop ones; every header an SDK may carry the Genway key
- * in; the client's Accept-Encoding (the vendor picks an encoding the client then gets as is); what Genway sets
- * itself (Host, Via) or the client library does (Content-Length of the buffered body); Expect, already answered
- * by this server.
+ * Request headers that never reach any vendor: hop-by-hop ones; every header any vendor's SDK may carry the Genway
+ * key in (whichever vendor the request goes to); the client's Accept-Encoding (the vendor picks an encoding the
+ * client then gets as is); what Genway sets itself (Host, Via); Expect, already answered by this server.
  */
 const DROP_FROM_REQUEST = new Set([
   ...HOP_BY_HOP,
-  'authorization',
-  'x-api-key',
-  'x-goog-api-key',
+  ...VENDORS.flatMap((v) => v.keyHeaders),
   'accept-encoding',
   'host',
-  'content-length',
   'via',
   'expect',
 ]);
+
+/** Genway's own request id, beside (never instead of) the vendor's `x-request-id` / `request-id`. */
+export const REQUEST_ID_HEADER = 'genway-request-id';
 
 const DROP_FROM_RESPONSE = new Set([...HOP_BY_HOP, 'via']);
 
@@ -73,15 +73,26 @@ export interface Exchange {
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export interface ForwardOptions {
-  vendor: Vendor;
-  /** Path and query as they go upstream (the Gemini-style `key` parameter already removed). */
+  upstream: Upstream;
+  /** The vendor key this request goes up with (none when the pool is empty). */
+  key: string | undefined;
+  /** Path and query as they go upstream (a vendor mount's prefix and a `key` parameter already removed). */
   path: string;
-  body: Buffer | null;
+  /**
+   * The body: already read (Genway read `model` from a copy), the client's own stream (uploads: piped with
+   * backpressure, never held in memory), or none.
+   */
+  body: Buffer | IncomingMessage | null;
   start: number;
-  /** Echoed to the client in X-Request-Id. */
+  /** Sent to the client in `genway-request-id`. */
   requestId: string;
-  /** Sees every response body chunk, as sent to the client. */
+  /**
+   * The vendor's status and headers, before they are written (`headers` may be rewritten); returns what sees every
+   * response body chunk, as sent to the client.
+   */
   onResponse?(status: number, headers: ResponseHeaders): ((chunk: Buffer) => void) | undefined;
+  /** The vendor's body is over: the client's response ends once what this returns has settled. */
+  beforeEnd?(): Promise<unknown> | undefined;
   /** Runs once when the client's response is over (finished or cut). */
   onClose(exchange: Exchange): void;
 }
@@ -119,30 +130,33 @@ export class VendorProxy {
     });
   }
 
-  /** Headers for the upstream request: the client's, minus credentials and hop-by-hop, plus the vendor key. */
-  private upstreamHeaders(req: IncomingMessage, vendor: Vendor): string[] {
+  /**
+   * Headers for the upstream request: the client's, minus credentials, hop-by-hop ones and the vendor's own drop
+   * list, plus the vendor key and the vendor's defaults the client did not send. A body Genway read goes up with
+   * the length undici gives it; a streamed one keeps the client's Content-Length (or goes chunked).
+   */
+  private upstreamHeaders(req: IncomingMessage, options: ForwardOptions): string[] {
+    const { upstream, key } = options;
     const raw = req.rawHeaders;
     const listed = connectionTokens(req.headers.connection);
-    const out: string[] = ['Host', vendor.origin.host];
-    let hasVersion = false;
+    const drop = upstream.def.dropHeaders;
+    const buffered = Buffer.isBuffer(options.body);
+    const out: string[] = ['Host', upstream.origin.host];
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i].toLowerCase();
-      if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower)) continue;
-      if (lower === 'anthropic-version') hasVersion = true;
+      if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || drop?.includes(lower)) continue;
+      if (buffered && lower === 'content-length') continue;
       out.push(raw[i], raw[i + 1]);
     }
-    const key = vendor.nextKey();
-    if (key) out.push(vendor.keyHeader, vendor.keyHeaderValue(key));
-    if (vendor.defaultVersion && !hasVersion) {
-      out.push('anthropic-version', vendor.defaultVersion);
-    }
+    if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key));
+    for (const [name, value] of upstream.defaults) if (req.headers[name] === undefined) out.push(name, value);
     const via = req.headers.via;
     out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
     return out;
   }
 
   forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): void {
-    const { vendor, body, requestId } = options;
+    const { upstream: vendor, body, requestId } = options;
     const { connectTimeoutMs, idleTimeoutMs } = this.options;
     const exchange: Exchange = { start: options.start, sent: 0, complete: false };
     let controller: Dispatcher.DispatchController | undefined;
@@ -163,7 +177,7 @@ export class VendorProxy {
         origin: vendor.origin.origin,
         method: req.method!,
         path: vendor.basePath + options.path,
-        headers: this.upstreamHeaders(req, vendor),
+        headers: this.upstreamHeaders(req, options),
         body,
       },
       {
@@ -176,8 +190,8 @@ export class VendorProxy {
           exchange.headers = performance.now();
           exchange.status = status;
           if (closed) return;
-          this.writeHead(res, status, statusMessage, headers as ResponseHeaders, exchange, requestId);
           tap = options.onResponse?.(status, headers as ResponseHeaders);
+          this.writeHead(res, status, statusMessage, headers as ResponseHeaders, exchange, requestId);
         },
         onResponseData: (c, chunk) => {
           if (closed) return; // aborted already; what was in flight goes nowhere
@@ -187,7 +201,9 @@ export class VendorProxy {
         onResponseEnd: () => {
           exchange.upstreamEnd = performance.now();
           exchange.complete = true;
-          res.end();
+          const held = options.beforeEnd?.();
+          if (held) void held.finally(() => res.end());
+          else res.end();
         },
         onResponseError: (_c, err) => {
           if (closed || err instanceof ClientGone) return;
@@ -207,7 +223,7 @@ export class VendorProxy {
                 'bad_gateway',
                 `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
               );
-          vendor.renderError(res, apiError, { 'X-Request-Id': requestId });
+          vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
         },
       },
     );
@@ -226,7 +242,7 @@ export class VendorProxy {
     requestId: string,
   ): void {
     const listed = connectionTokens(headers.connection);
-    const out: string[] = ['X-Request-Id', requestId];
+    const out: string[] = [REQUEST_ID_HEADER, requestId];
     for (const name in headers) {
       if (DROP_FROM_RESPONSE.has(name) || listed?.has(name)) continue;
       const value = headers[name]!;

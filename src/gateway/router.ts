@@ -1,158 +1,96 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
-import type { Config } from '../config';
+import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
 import { admit, bearerToken } from '../http/auth';
 import { logRequest, observeRequest, requestIdOf } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
-import { hasOwnVia, VendorProxy, type Exchange } from './proxy';
 import { UsageMeter } from './meter';
-import { createUsageTap, type UsageTap } from './usage';
-import { createVendors, type Vendor, type VendorName } from './vendors';
+import type { ObjectOwner } from './objects';
+import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
+import { RouteTable, type Resolution } from './routes';
+import { bindUpstreams, type Upstream } from './upstream';
+import { createUsageTap, type UsageReading, type UsageTap } from './usage';
+import type { RevealedObject, RouteSpec, UsageFormat, VendorDefinition } from './vendor';
+import { VENDORS } from './vendors';
+import { proxyWebSocket } from './websocket';
 
-/** `by-headers`: `GET /v1/models` belongs to the messages vendor when the request carries its headers. */
-type RouteVendor = VendorName | 'by-headers';
-
-interface GatewayRoute {
-  /** Route template for metrics and logs. */
-  template: string;
-  pattern: RegExp;
-  methods: readonly string[];
-  vendor: RouteVendor;
-  /** Where the model id is: the JSON body's `model`, the path (first capture group), or nowhere. */
-  model: 'body' | 'path' | 'none';
-  /** Generation calls: their token usage is recorded (and priced). */
-  metered: boolean;
+export interface GatewayDeps {
+  config: Config;
+  accounts: AccountsService;
+  store: Store;
+  metrics: Metrics;
+  logger: Logger;
 }
 
-const ID = '[^/]+';
-const ROUTES: GatewayRoute[] = [
-  {
-    template: '/v1/messages',
-    pattern: /^\/v1\/messages$/,
-    methods: ['POST'],
-    vendor: 'anthropic',
-    model: 'body',
-    metered: true,
-  },
-  {
-    template: '/v1/messages/count_tokens',
-    pattern: /^\/v1\/messages\/count_tokens$/,
-    methods: ['POST'],
-    vendor: 'anthropic',
-    model: 'body',
-    metered: false,
-  },
-  {
-    template: '/v1/responses',
-    pattern: /^\/v1\/responses$/,
-    methods: ['POST'],
-    vendor: 'openai',
-    model: 'body',
-    metered: true,
-  },
-  {
-    template: '/v1/responses/:id',
-    pattern: new RegExp(`^/v1/responses/${ID}$`),
-    methods: ['GET', 'DELETE'],
-    vendor: 'openai',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1/responses/:id/cancel',
-    pattern: new RegExp(`^/v1/responses/${ID}/cancel$`),
-    methods: ['POST'],
-    vendor: 'openai',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1/responses/:id/input_items',
-    pattern: new RegExp(`^/v1/responses/${ID}/input_items$`),
-    methods: ['GET'],
-    vendor: 'openai',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1beta/models/:model:generateContent',
-    pattern: /^\/v1beta\/models\/([^/:]+):generateContent$/,
-    methods: ['POST'],
-    vendor: 'gemini',
-    model: 'path',
-    metered: true,
-  },
-  {
-    template: '/v1beta/models/:model:streamGenerateContent',
-    pattern: /^\/v1beta\/models\/([^/:]+):streamGenerateContent$/,
-    methods: ['POST'],
-    vendor: 'gemini',
-    model: 'path',
-    metered: true,
-  },
-  {
-    template: '/v1beta/models/:model:countTokens',
-    pattern: /^\/v1beta\/models\/([^/:]+):countTokens$/,
-    methods: ['POST'],
-    vendor: 'gemini',
-    model: 'path',
-    metered: false,
-  },
-  {
-    template: '/v1beta/models',
-    pattern: /^\/v1beta\/models$/,
-    methods: ['GET'],
-    vendor: 'gemini',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1beta/models/:model',
-    pattern: new RegExp(`^/v1beta/models/${ID}$`),
-    methods: ['GET'],
-    vendor: 'gemini',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1/models',
-    pattern: /^\/v1\/models$/,
-    methods: ['GET'],
-    vendor: 'by-headers',
-    model: 'none',
-    metered: false,
-  },
-  {
-    template: '/v1/models/:id',
-    pattern: new RegExp(`^/v1/models/${ID}$`),
-    methods: ['GET'],
-    vendor: 'by-headers',
-    model: 'none',
-    metered: false,
-  },
-];
-
-/** The messages vendor's SDK sends `anthropic-version` and its key in `x-api-key`; the responses vendor's does neither. */
-function vendorByHeaders(headers: IncomingHttpHeaders): VendorName {
-  return headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined
-    ? 'anthropic'
-    : 'openai';
+export interface Gateway {
+  /** True for the gateway's paths (`/v1`, `/v1beta`, `/v1alpha`, `/upload`, and the vendor mounts), ahead of Express. */
+  owns(url: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** An HTTP upgrade (the Responses WebSocket mode) on one of the gateway's paths. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Writes the usage summed so far to the store (read-your-writes for the admin usage endpoint). */
+  flushUsage(): Promise<void>;
+  /** Closes upstream connections and writes the last usage. */
+  close(): Promise<void>;
 }
 
-/** The Genway key, wherever the vendor's SDK put it: `x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`. */
-function presentedKey(req: IncomingMessage, query: URLSearchParams | null): string | undefined {
+/** First path segments the gateway answers (the task API lives under `/api/v1`). */
+const OWNED = new Set(['v1', 'v1beta', 'v1alpha', 'upload', ...VENDORS.map((v) => v.mount.slice(1))]);
+const MOUNTS = new Map(VENDORS.map((v) => [v.mount.slice(1), v]));
+
+function firstSegment(url: string): string {
+  let end = 1;
+  while (end < url.length) {
+    const c = url.charCodeAt(end);
+    if (c === 47 /* / */ || c === 63 /* ? */) break;
+    end++;
+  }
+  return url.slice(1, end);
+}
+
+/**
+ * The `key` query parameter (Google's style: any spelling a decoder reads as `key`, any case) and the query
+ * without it; the other parameters keep their exact bytes.
+ */
+export function splitQueryKey(query: string): { key?: string; rest: string } {
+  if (!/key|%/i.test(query)) return { rest: query };
+  let key: string | undefined;
+  const kept: string[] = [];
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    const name = decoded(eq === -1 ? part : part.slice(0, eq));
+    if (name.toLowerCase() !== 'key') {
+      kept.push(part);
+      continue;
+    }
+    key ??= eq === -1 ? '' : decoded(part.slice(eq + 1));
+  }
+  return { key, rest: kept.join('&') };
+}
+
+function decoded(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+/** The Genway key, wherever the client's SDK put it: `x-api-key`, `x-goog-api-key`, `Authorization: Bearer`, `?key=`. */
+function presentedKey(req: IncomingMessage, queryKey: string | undefined): string | undefined {
   const header = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
   if (req.headers.authorization) return bearerToken(req.headers.authorization);
-  return query?.get('key') ?? undefined;
+  return queryKey || undefined;
 }
 
-/** Reads the whole body (bounded) so `model` can be read from a copy; the original bytes go upstream. */
+/** Reads the whole body (bounded) so Genway can read `model` and object ids from a copy; the bytes go up as read. */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
@@ -181,12 +119,13 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** The `model` of a JSON body, read from a parsed copy. */
-function modelOfBody(body: Buffer): string | undefined {
+type Json = Record<string, unknown>;
+
+function parseJson(body: Buffer | null): Json | undefined {
+  if (!body) return undefined;
   try {
-    const parsed: unknown = JSON.parse(body.toString('utf8'));
-    const model = (parsed as { model?: unknown } | null)?.model;
-    return typeof model === 'string' && model ? model : undefined;
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
   } catch {
     return undefined;
   }
@@ -204,48 +143,71 @@ function statusClass(status: number | undefined): string {
   return status ? `${Math.floor(status / 100)}xx` : 'error';
 }
 
-export interface GatewayDeps {
-  config: Config;
-  accounts: AccountsService;
-  store: Store;
-  metrics: Metrics;
-  logger: Logger;
+/** The models a request runs, as allow-lists and prices know them; [] when the route names none. */
+function modelsOf(
+  spec: RouteSpec | undefined,
+  vendor: VendorDefinition,
+  params: Record<string, string>,
+  body?: Json,
+) {
+  const name = (raw: unknown) =>
+    typeof raw === 'string' && raw ? (vendor.modelName ? vendor.modelName(raw) : raw) : undefined;
+  switch (spec?.model) {
+    case 'path':
+      return [name(decoded(params.model))];
+    case 'body':
+      return [name(body?.model)];
+    case 'batch': {
+      const requests = body?.requests;
+      if (!Array.isArray(requests) || requests.length === 0) return [undefined];
+      return requests.map((r) => name((r as { params?: { model?: unknown } } | null)?.params?.model));
+    }
+    default:
+      return [];
+  }
 }
 
-export interface Gateway {
-  /** True for the gateway's paths (`/v1...`, `/v1beta...`), which bypass Express. */
-  owns(url: string): boolean;
-  handle(req: IncomingMessage, res: ServerResponse): void;
-  /** Writes the usage summed so far to the store (read-your-writes for the admin usage endpoint). */
-  flushUsage(): Promise<void>;
-  /** Closes upstream connections and writes the last usage. */
-  close(): Promise<void>;
+/** USD per million tokens is micro-USD per token. */
+function cost(price: Price, u: TokenUsage): number {
+  return (
+    u.input * price.inputPerMTokUsd +
+    u.cacheRead * (price.cacheReadPerMTokUsd ?? price.inputPerMTokUsd) +
+    u.cacheWrite * (price.cacheWritePerMTokUsd ?? price.inputPerMTokUsd) +
+    u.output * price.outputPerMTokUsd +
+    u.reasoning * (price.reasoningPerMTokUsd ?? price.outputPerMTokUsd)
+  );
 }
 
-/** `/v1`, `/v1/...`, `/v1beta`, `/v1beta/...` (the task API lives under `/api/v1`). */
-function isGatewayPath(url: string): boolean {
-  if (!url.startsWith('/v1')) return false;
-  const next = url.charCodeAt(3);
-  // end, '/', '?', or 'beta' followed by end, '/' or '?'
-  if (Number.isNaN(next) || next === 47 || next === 63) return true;
-  if (!url.startsWith('beta', 3)) return false;
-  const after = url.charCodeAt(7);
-  return Number.isNaN(after) || after === 47 || after === 63;
+/** How much of a creation response is kept to read object ids from: metadata, never content. */
+const CREATED_JSON_BYTES = 1 << 20;
+const HEAD_BYTES = 8 << 10;
+
+/** One gateway exchange: who asked, where it goes, and how it ended, for the access line and metrics. */
+interface Call {
+  requestId: string;
+  start: number;
+  route: string;
+  upstream: Upstream;
 }
 
 /**
- * The LLM gateway: `/v1/*` and `/v1beta/*` in the three vendor formats. Matched by a table here, not by
- * Express routing, and mounted without any body parser: the body is read once, raw, and forwarded as is.
+ * The LLM gateway: every vendor route of ./vendors/*, matched by a table ahead of Express and mounted without any
+ * body parser. A body Genway must read (the model, object ids) is read once, raw, and forwarded as is; any other
+ * body (uploads) is piped through. Each request is admitted with the caller's Genway key, checked against its
+ * allow-list, pinned to the vendor key that created the objects it names, forwarded with a vendor key, and metered
+ * from a copy of the response as it passes.
  */
 export function createGateway({ config, accounts, store, metrics, logger }: GatewayDeps): Gateway {
   const gateway = config.gateway;
-  const vendors = createVendors(gateway);
+  const upstreams = bindUpstreams(gateway);
+  const table = new RouteTable(VENDORS);
   const proxy = new VendorProxy({
     connectTimeoutMs: gateway.connectTimeoutMs,
     idleTimeoutMs: gateway.idleTimeoutMs,
   });
   const prices = new Map(Object.entries(gateway.prices));
   const meter = new UsageMeter(store.usage, metrics, logger, gateway.usageFlushMs);
+  const objects = store.vendorObjects;
   const admission = {
     accounts,
     keyGate: store.keyGate,
@@ -253,20 +215,50 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'gateway' }),
   };
 
-  async function account(vendor: Vendor, auth: AuthContext, model: string, usage: TokenUsage): Promise<void> {
-    meter.add(vendor.name, auth.keyId, model, usage);
-    const price = prices.get(model);
-    if (!price) return;
-    // USD per million tokens is micro-USD per token.
-    const micros = Math.round(usage.input * price.inputPerMTokUsd + usage.output * price.outputPerMTokUsd);
+  /** Meters readings and charges their price: per call, or once per object (batch results, at the batch price). */
+  async function account(
+    upstream: Upstream,
+    auth: AuthContext,
+    requestModel: string | undefined,
+    readings: UsageReading[],
+    billOnce?: string,
+  ): Promise<void> {
+    if (billOnce) {
+      const [billed] = await objects.recall(upstream.name, [`billed:${billOnce}`]);
+      if (billed) return;
+      await objects.remember(
+        upstream.name,
+        [{ id: `billed:${billOnce}`, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
+        gateway.objectTtlMs,
+      );
+    }
+    let micros = 0;
+    for (const r of readings) {
+      const model = modelLabel(requestModel ?? r.model);
+      meter.add(upstream.name, auth.keyId, model, { ...r.usage, requests: r.requests });
+      const price = prices.get(model);
+      if (price) micros += cost(price, r.usage) * (billOnce ? gateway.batchPriceFactor : 1);
+    }
+    micros = Math.round(micros);
     // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
-    if (micros > 0) await accounts.chargeAtMost(auth.accountId, micros, `llm:${randomUUID()}`);
+    const reference = billOnce ? `llm-batch:${upstream.name}:${billOnce}` : `llm:${randomUUID()}`;
+    if (micros > 0) await accounts.chargeAtMost(auth.accountId, micros, reference);
   }
 
-  function observe(vendor: Vendor, exchange: Exchange): void {
+  /** A call to a priced model needs a balance left (what it costs is only known once it ran). */
+  async function assertBalanceFor(auth: AuthContext, models: (string | undefined)[]): Promise<void> {
+    if (!models.some((m) => m && prices.has(m))) return;
+    if (((await store.accounts.balanceMicros(auth.accountId)) ?? 0) > 0) return;
+    throw new ApiError(
+      'insufficient_balance',
+      'Insufficient balance: this account has no balance left for metered models',
+    );
+  }
+
+  function observe(upstream: Upstream, exchange: Exchange): void {
     const end = performance.now();
-    const labels = { vendor: vendor.name, status_class: statusClass(exchange.status) };
-    metrics.gatewayUpstreamResponses.inc({ vendor: vendor.name, code: String(exchange.status ?? 0) });
+    const labels = { vendor: upstream.name, status_class: statusClass(exchange.status) };
+    metrics.gatewayUpstreamResponses.inc({ vendor: upstream.name, code: String(exchange.status ?? 0) });
     const upstreamEnd = exchange.upstreamEnd ?? end;
     if (exchange.headers !== undefined) {
       metrics.gatewayTimeToFirstByte.observe(labels, (exchange.headers - exchange.sent) / 1000);
@@ -274,14 +266,6 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     metrics.gatewayUpstreamDuration.observe(labels, (upstreamEnd - exchange.sent) / 1000);
     const overhead = end - exchange.start - (upstreamEnd - exchange.sent);
     metrics.gatewayOverhead.observe(labels, Math.max(0, overhead) / 1000);
-  }
-
-  /** One gateway exchange: who asked, where it goes, and how it ended, for the access line and metrics. */
-  interface Call {
-    requestId: string;
-    start: number;
-    route: string;
-    vendor: Vendor;
   }
 
   function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
@@ -296,6 +280,16 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     });
   }
 
+  /** Retry advice for the vendors' SDKs, which read `x-should-retry` before their own rules. */
+  function refusalHeaders(call: Call, status: number): Record<string, string> {
+    const headers: Record<string, string> = { [REQUEST_ID_HEADER]: call.requestId };
+    if (status === 429) headers['x-should-retry'] = 'true';
+    else if (status === 401 || status === 402 || status === 403 || status === 508) {
+      headers['x-should-retry'] = 'false';
+    }
+    return headers;
+  }
+
   /** Genway's own refusal in the vendor's shape; never a stack trace, never the envelope. */
   function refuse(req: IncomingMessage, res: ServerResponse, call: Call, err: unknown): void {
     const apiError = err instanceof ApiError ? err : new ApiError('internal', 'Internal server error');
@@ -307,20 +301,37 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       return;
     }
     if (req.readable) req.resume(); // drain an unread body so the connection can be reused
-    call.vendor.renderError(res, apiError, { 'X-Request-Id': call.requestId });
+    call.upstream.renderError(res, apiError, refusalHeaders(call, apiError.status));
   }
 
-  async function handle(
-    req: IncomingMessage,
-    res: ServerResponse,
-    call: Call,
-    path: string,
-    route: GatewayRoute | undefined,
-  ): Promise<void> {
-    const url = req.url!;
-    if (!route) throw new ApiError('not_found', `No gateway route for ${req.method} ${path}`);
-    if (!route.methods.includes(req.method!)) {
-      const allow = route.methods.join(', ');
+  /** Scheme, host and mount the client called, for URLs handed back to it (a resumable upload's session URL). */
+  function clientBase(req: IncomingMessage, mount: string): string {
+    const trust = config.server.trustProxy;
+    const proto =
+      (trust && first(req.headers['x-forwarded-proto'])?.split(',')[0].trim()) ||
+      ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
+    const host = (trust && first(req.headers['x-forwarded-host'])?.split(',')[0].trim()) || req.headers.host;
+    return host ? `${proto}://${host}${mount}` : config.server.publicUrl.replace(/\/+$/, '') + mount;
+  }
+
+  interface Request {
+    path: string;
+    query: string;
+    queryKey: string | undefined;
+    mount: string;
+    resolution: Resolution;
+  }
+
+  /** Everything up to the proxy: refusals, admission, allow-list, objects. */
+  async function handle(req: IncomingMessage, res: ServerResponse, call: Call, r: Request): Promise<void> {
+    const { resolution } = r;
+    const vendor = resolution.vendor;
+    const upstream = call.upstream;
+    const route = resolution.kind === 'route' ? resolution.route : undefined;
+    const spec = route?.spec;
+    const params = resolution.kind === 'route' ? resolution.params : {};
+    if (resolution.kind === 'method') {
+      const allow = resolution.allow.join(', ');
       throw new ApiError(
         'method_not_allowed',
         `Method ${req.method} is not allowed here; allowed: ${allow}`,
@@ -329,73 +340,139 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         },
       );
     }
+    if (resolution.kind === 'unknown' && !r.mount) {
+      throw new ApiError('not_found', `No ${vendor.name} route for ${req.method} ${r.path}`);
+    }
     if (hasOwnVia(req.headers.via)) {
       throw new ApiError(
         'loop_detected',
         'This request already passed through Genway (Via): the vendor base URL points back at Genway',
       );
     }
-
-    const q = url.indexOf('?');
-    const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
-    const auth = await admit(admission, presentedKey(req, query));
-
-    const hasBody =
-      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
-    const body = hasBody ? await readBody(req, gateway.maxRequestBytes) : null;
-    // The model as the client named it (read from a parsed copy): for the allow-list, the price table and the
-    // usage labels, so usage and prices line up whatever version string the vendor answers with.
-    let model: string | undefined;
-    if (route.model === 'path') model = decodeURIComponent(route.pattern.exec(path)![1]);
-    else if (route.model === 'body' && body && (route.metered || auth.models)) model = modelOfBody(body);
-    if (auth.models && route.model !== 'none') {
-      if (!model) {
-        throw new ApiError(
-          'invalid_request',
-          "model: required (a string) to check this key's model allow-list",
-        );
-      }
-      assertModelAllowed(auth, model);
-    }
-    if (model && prices.has(model) && ((await store.accounts.balanceMicros(auth.accountId)) ?? 0) <= 0) {
+    if (spec?.refuse) throw new ApiError('forbidden', spec.refuse);
+    if (spec?.upgrade) {
       throw new ApiError(
-        'insufficient_balance',
-        'Insufficient balance: this account has no balance left for metered models',
+        'invalid_request',
+        `${req.method} ${r.path} is a WebSocket endpoint: send Upgrade: websocket`,
       );
     }
 
-    // The Gemini-style `?key=` is Genway's key: it never travels on.
-    let forwardPath = url;
-    if (query?.has('key')) {
-      query.delete('key');
-      const rest = query.toString();
-      forwardPath = rest ? `${path}?${rest}` : path;
+    const auth = await admit(admission, presentedKey(req, r.queryKey));
+    if (auth.models && (!spec || spec.model === 'hidden')) {
+      throw new ApiError(
+        'forbidden',
+        spec
+          ? `This API key has a model allow-list, and this call's models are inside an uploaded file Genway does not read`
+          : `This API key has a model allow-list: only ${vendor.name} routes Genway knows are passed for it, and ${req.method} ${r.path} is not one`,
+      );
     }
 
-    const { vendor } = call;
+    const hasBody =
+      req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    const readsBody =
+      spec !== undefined &&
+      (spec.model === 'body' ||
+        spec.refs ||
+        spec.stored !== undefined ||
+        (spec.model === 'batch' && !!auth.models));
+    const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
+    const json = parseJson(body);
+
+    // The model as the client named it: for the allow-list, the price table and the usage labels, so usage and
+    // prices line up whatever version string the vendor answers with.
+    const models = modelsOf(spec, vendor, params, json);
+    if (auth.models && models.length) {
+      for (const model of models) {
+        if (!model)
+          throw new ApiError(
+            'invalid_request',
+            "model: required (a string) to check this key's model allow-list",
+          );
+        assertModelAllowed(auth, model);
+      }
+    }
+    const model = spec?.model === 'batch' ? undefined : models[0];
+    await assertBalanceFor(auth, models);
+
+    // Objects this call names: bound to the account that made them, and to the vendor key that made them.
+    const named = namedObjects(spec, vendor, params, r.query, body);
+    let owner: ObjectOwner | undefined;
+    let key: string | undefined;
+    if (named.length) {
+      const owners = await objects.recall(vendor.name, named);
+      if (owners.some((o) => o && o.accountId !== auth.accountId)) {
+        throw new ApiError('not_found', `No such ${vendor.name} object: ${named.join(', ')}`);
+      }
+      owner = owners.find((o): o is ObjectOwner => o !== null);
+      key = owner ? upstream.keyOf(owner.keyFingerprint) : undefined;
+    }
+    key ??= upstream.nextKey();
+
+    const usageName = spec?.usage ?? owner?.usage;
+    const format: UsageFormat | undefined = usageName ? vendor.usage[usageName] : undefined;
+    const billOnce = (spec?.billOnce ?? owner?.usage) ? named[0] : undefined;
+    const creates =
+      spec?.creates &&
+      (spec.stored === undefined ||
+        (spec.stored === 'by-default' ? json?.store !== false : json?.store === true))
+        ? spec.creates
+        : undefined;
+    const remembered: Promise<unknown>[] = [];
+    const remember = (found: RevealedObject[]) => {
+      if (!found.length) return;
+      const fingerprint = key ? upstream.fingerprint(key) : '';
+      const records = found.map((o) => ({
+        id: o.id,
+        owner: {
+          accountId: auth.accountId,
+          keyFingerprint: fingerprint,
+          ...(o.usage ? { usage: o.usage } : {}),
+        },
+      }));
+      remembered.push(
+        objects.remember(vendor.name, records, gateway.objectTtlMs).catch((err: unknown) => {
+          logger.error({ err, vendor: vendor.name }, 'remembering vendor objects failed');
+        }),
+      );
+    };
+
+    const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
     let tap: UsageTap | null = null;
+    let watch: ((chunk: Buffer) => void) | undefined;
     proxy.forward(req, res, {
-      vendor,
-      path: forwardPath,
-      body,
+      upstream,
+      key,
+      path: query ? `${r.path}?${query}` : r.path,
+      body: body ?? (hasBody ? req : null),
       start: call.start,
       requestId: call.requestId,
-      onResponse: route.metered
-        ? (_status, headers) => {
-            tap = createUsageTap(
-              vendor.format,
-              first(headers['content-type']),
-              first(headers['content-encoding']),
-            );
-            return tap?.write;
-          }
-        : undefined,
+      onResponse: (status, headers) => {
+        if (status < 200 || status >= 300) return undefined;
+        if (format)
+          tap = createUsageTap(format, first(headers['content-type']), first(headers['content-encoding']));
+        if (creates)
+          watch = watchCreated(creates, headers, clientBase(req, r.mount), upstream.base, remember);
+        if (!tap && !watch) return undefined;
+        const t = tap as UsageTap | null;
+        return (chunk) => {
+          t?.write(chunk);
+          watch?.(chunk);
+        };
+      },
+      beforeEnd: () => {
+        watch?.(END);
+        return remembered.length ? Promise.all(remembered) : undefined;
+      },
       onClose: (exchange) => {
-        observe(vendor, exchange);
+        observe(upstream, exchange);
+        const t = tap as UsageTap | null;
+        if (!t || (billOnce && !exchange.complete)) return;
         // Complete usage at the end of a response; what was seen so far when the client left early.
-        void tap
-          ?.finish()
-          .then((r) => r && account(vendor, auth, modelLabel(model ?? r.model), r.usage))
+        void t
+          .finish()
+          .then((readings) =>
+            readings.length ? account(upstream, auth, model, readings, billOnce) : undefined,
+          )
           .catch((err: unknown) =>
             logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'),
           );
@@ -403,34 +480,146 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     });
   }
 
+  function request(req: IncomingMessage): Request {
+    const url = req.url!;
+    const q = url.indexOf('?');
+    let path = q === -1 ? url : url.slice(0, q);
+    const query = q === -1 ? '' : url.slice(q + 1);
+    const queryKey = query ? splitQueryKey(query).key : undefined;
+    const segment = firstSegment(path);
+    const mounted = MOUNTS.get(segment);
+    let mount = '';
+    if (mounted) {
+      mount = `/${segment}`;
+      path = path.slice(mount.length) || '/';
+    }
+    const resolution = table.resolve(req.method!, path, req.headers, queryKey !== undefined, mounted);
+    return { path, query, queryKey, mount, resolution };
+  }
+
+  function routeLabel(r: Request): string {
+    if (r.resolution.kind === 'route') return r.mount + r.resolution.route.template;
+    return `${r.mount}/${r.mount ? '' : firstSegment(r.path)}*`.replace('//', '/');
+  }
+
   return {
-    owns: (url) => isGatewayPath(url),
+    owns: (url) => url.charCodeAt(0) === 47 && OWNED.has(firstSegment(url)),
     handle: (req, res) => {
       const start = performance.now();
-      const url = req.url!;
-      const q = url.indexOf('?');
-      const path = q === -1 ? url : url.slice(0, q);
-      const route = ROUTES.find((r) => r.pattern.test(path));
-      const beta = path.startsWith('/v1beta');
-      const vendorName =
-        route && route.vendor !== 'by-headers'
-          ? route.vendor
-          : beta
-            ? 'gemini'
-            : vendorByHeaders(req.headers);
+      const r = request(req);
       const call: Call = {
         requestId: requestIdOf(req),
         start,
-        route: route?.template ?? (beta ? '/v1beta/*' : '/v1/*'),
-        vendor: vendors[vendorName],
+        route: routeLabel(r),
+        upstream: upstreams[r.resolution.vendor.name],
       };
       finish(req, res, call);
-      handle(req, res, call, path, route).catch((err: unknown) => refuse(req, res, call, err));
+      handle(req, res, call, r).catch((err: unknown) => refuse(req, res, call, err));
+    },
+    upgrade: (req, socket, head) => {
+      const r = request(req);
+      const upstream = upstreams[r.resolution.vendor.name];
+      proxyWebSocket({
+        req,
+        socket,
+        head,
+        upstream,
+        route: r.resolution.kind === 'route' ? r.resolution.route.spec : undefined,
+        path: r.path,
+        query: r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest,
+        admit: () => admit(admission, presentedKey(req, r.queryKey)),
+        check: async (auth, model) => {
+          if (auth.models) {
+            if (!model)
+              throw new ApiError(
+                'invalid_request',
+                "model: required (a string) to check this key's model allow-list",
+              );
+            assertModelAllowed(auth, model);
+          }
+          await assertBalanceFor(auth, model ? [model] : []);
+        },
+        key: upstream.nextKey(),
+        requestId: requestIdOf(req),
+        idleTimeoutMs: gateway.idleTimeoutMs,
+        connectTimeoutMs: gateway.connectTimeoutMs,
+        logger,
+        onUsage: (auth, model, readings) =>
+          account(upstream, auth, model, readings).catch((err: unknown) =>
+            logger.error({ err, vendor: upstream.name }, 'recording gateway usage failed'),
+          ),
+      });
     },
     flushUsage: () => meter.flush(),
     close: async () => {
       await proxy.close();
       await meter.close();
     },
+  };
+}
+
+/** The objects a request names: its path's object, a continued upload, and ids its JSON body references. */
+function namedObjects(
+  spec: RouteSpec | undefined,
+  vendor: VendorDefinition,
+  params: Record<string, string>,
+  query: string,
+  body: Buffer | null,
+): string[] {
+  const ids: string[] = [];
+  if (spec?.object)
+    ids.push(spec.object.replace(/\{(\w+)\}/g, (_, name: string) => decoded(params[name] ?? '')));
+  if (spec?.objectQuery && query) {
+    const id = new URLSearchParams(query).get(spec.objectQuery);
+    if (id) ids.push(id);
+  }
+  if (spec?.refs && body && vendor.refs) {
+    const text = body.toString('utf8');
+    if (vendor.refs.hints.some((h) => text.includes(h))) ids.push(...vendor.refs.find(text));
+  }
+  return ids;
+}
+
+/** Marks the end of a body for `watchCreated`. */
+const END = Buffer.alloc(0);
+
+/**
+ * Finds the objects a creation response names, as early as it can (headers, the first bytes), and hands them to
+ * `remember` (whose writes hold the end of the response, so the client can use an id only once it is recorded).
+ */
+function watchCreated(
+  creates: NonNullable<RouteSpec['creates']>,
+  headers: ResponseHeaders,
+  base: string,
+  vendorBase: string,
+  remember: (found: RevealedObject[]) => void,
+): ((chunk: Buffer) => void) | undefined {
+  if (creates.headers) remember(creates.headers(headers, { clientBase: base, vendorBase }));
+  const { head, json } = creates;
+  if (!head && !json) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let headDone = !head;
+  let jsonDone = !json;
+  return (chunk) => {
+    const ended = chunk === END;
+    if (!ended && !(headDone && jsonDone)) {
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+    if (!headDone && (ended || size >= HEAD_BYTES || head!.test(chunk.toString('latin1')))) {
+      headDone = true;
+      const text = Buffer.concat(chunks).subarray(0, HEAD_BYTES).toString('utf8');
+      const id = head!.exec(text)?.[1];
+      if (id) remember([{ id }]);
+    }
+    if (!jsonDone && (ended || size > CREATED_JSON_BYTES)) {
+      jsonDone = true;
+      if (size <= CREATED_JSON_BYTES) {
+        const parsed = parseJson(Buffer.concat(chunks));
+        if (parsed) remember(json!(parsed));
+      }
+    }
+    if (headDone && jsonDone) chunks.length = 0;
   };
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { App } from '../app';
 import type { Logger } from '../observability/logger';
 
 export interface RunningServer {
@@ -11,13 +12,9 @@ export interface RunningServer {
   drain(graceMs: number): Promise<void>;
 }
 
-export async function listen(
-  app: http.RequestListener,
-  host: string,
-  port: number,
-  logger: Logger,
-): Promise<RunningServer> {
+export async function listen(app: App, host: string, port: number, logger: Logger): Promise<RunningServer> {
   const server = http.createServer({ noDelay: true }, app);
+  server.on('upgrade', app.upgrade);
   // Long-lived streams are governed by the gateway's idle timeout, not by a total request timeout.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;

@@ -72,7 +72,7 @@ export function createMetrics() {
     }),
     gatewayTokens: new Counter({
       name: 'genway_gateway_tokens_total',
-      help: 'LLM gateway: tokens by vendor, model and type (input, output, cache_read, cache_write)',
+      help: 'LLM gateway: tokens by vendor, model and type (input, output, cache_read, cache_write, reasoning)',
       labelNames: ['vendor', 'model', 'type'] as const,
       registers: [registry],
     }),

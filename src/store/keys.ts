@@ -31,6 +31,8 @@ export function redisKeys(prefix: string) {
     webhookSecrets: (accountId: string) => `${p}account:${accountId}:webhook-secrets`,
     /** hash `${model}\u0000${field}` -> integer (gateway token usage of one key) */
     keyUsage: (keyId: string) => `${p}key:${keyId}:usage`,
+    /** string: JSON ObjectOwner of a vendor object made through the gateway, expires with gateway.objectTtlMs */
+    vendorObject: (vendor: string, id: string) => `${p}gw-object:${vendor}:${id}`,
     /** prefix handed to BullMQ for its queues */
     bullPrefix: `${prefix}:bull`,
   };

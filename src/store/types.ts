@@ -1,4 +1,5 @@
 import type { BatchStore } from '../batches/types';
+import type { VendorObjectStore } from '../gateway/objects';
 import type { RateLimit } from '../config';
 import type { TaskStore } from '../tasks/types';
 import type { WebhookSecretStore } from '../webhooks/secret-store';
@@ -89,13 +90,21 @@ export interface KeyGate {
   pass(hash: string, bucketId: string, limit: RateLimit, cost?: number): Promise<KeyGateResult>;
 }
 
-/** Token counts of one LLM call, by kind. Every field is a whole number of tokens. */
+/**
+ * Token counts of one LLM call, by how each is priced. Every field is a whole number of tokens; the kinds do not
+ * overlap (whatever the vendor's own sums include).
+ */
 export interface TokenUsage {
+  /** Prompt tokens at the input price: neither read from nor written to the vendor's cache. */
   input: number;
+  /** Output tokens at the output price, reasoning apart. */
   output: number;
-  /** Prompt tokens served from the vendor's cache (part of, or beside, `input` as the vendor counts them). */
+  /** Prompt tokens served from the vendor's cache. */
   cacheRead: number;
+  /** Prompt tokens written to the vendor's cache. */
   cacheWrite: number;
+  /** Reasoning (thinking) tokens, where the vendor reports them apart. */
+  reasoning: number;
 }
 
 /** Cumulative gateway usage of one key for one model. */
@@ -124,6 +133,7 @@ export interface Store {
   readonly tasks: TaskStore;
   readonly webhookSecrets: WebhookSecretStore;
   readonly usage: UsageStore;
+  readonly vendorObjects: VendorObjectStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

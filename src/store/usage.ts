@@ -3,13 +3,13 @@ import type { RedisKeys } from './keys';
 import { LuaScript } from './redis/scripts';
 import type { ModelUsage, UsageStore } from './types';
 
-const FIELDS = ['requests', 'input', 'output', 'cacheRead', 'cacheWrite'] as const;
+const FIELDS = ['requests', 'input', 'output', 'cacheRead', 'cacheWrite', 'reasoning'] as const;
 type Field = (typeof FIELDS)[number];
 // A model name never holds NUL, so it separates model and field unambiguously.
 const SEP = '\u0000';
 
 function empty(): ModelUsage {
-  return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 }
 
 export class MemoryUsageStore implements UsageStore {

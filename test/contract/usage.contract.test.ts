@@ -24,6 +24,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
       output: 4,
       cacheRead: 0,
       cacheWrite: 3,
+      reasoning: 0,
     });
     await store.usage.add('key_1', 'model-a', {
       requests: 1,
@@ -31,6 +32,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
       output: 1,
       cacheRead: 7,
       cacheWrite: 0,
+      reasoning: 4,
     });
     await store.usage.add('key_1', 'model:b/c', {
       requests: 1,
@@ -38,6 +40,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
       output: 0,
       cacheRead: 0,
       cacheWrite: 0,
+      reasoning: 0,
     });
     await store.usage.add('key_2', 'model-a', {
       requests: 1,
@@ -45,11 +48,12 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
       output: 9,
       cacheRead: 9,
       cacheWrite: 9,
+      reasoning: 0,
     });
 
     expect(await store.usage.get('key_1')).toEqual({
-      'model-a': { requests: 3, input: 15, output: 5, cacheRead: 7, cacheWrite: 3 },
-      'model:b/c': { requests: 1, input: 1, output: 0, cacheRead: 0, cacheWrite: 0 },
+      'model-a': { requests: 3, input: 15, output: 5, cacheRead: 7, cacheWrite: 3, reasoning: 4 },
+      'model:b/c': { requests: 1, input: 1, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
     });
     expect(await store.usage.get('key_nope')).toEqual({});
   });
@@ -58,7 +62,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
     if (adapter.name === 'memory') return; // one process: nothing shared to race on
     const other = adapter.create(prefix);
     try {
-      const one = { requests: 1, input: 2, output: 3, cacheRead: 0, cacheWrite: 0 };
+      const one = { requests: 1, input: 2, output: 3, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
       await Promise.all(
         Array.from({ length: 50 }, (_, i) => (i % 2 ? store : other).usage.add('key_1', 'm', one)),
       );
@@ -68,6 +72,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('UsageStore contract (%
         output: 150,
         cacheRead: 0,
         cacheWrite: 0,
+        reasoning: 0,
       });
     } finally {
       await other.close();

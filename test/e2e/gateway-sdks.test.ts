@@ -99,10 +99,10 @@ describe('LLM gateway with the official SDKs', () => {
       ]);
       expect(
         await settled(() => gw.h.services.store.usage.get(keyId), {
-          'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+          'claude-test': { requests: 1, input: 25, output: 7, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
         }),
       ).toEqual({
-        'claude-test': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+        'claude-test': { requests: 1, input: 25, output: 7, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
       });
     });
 
@@ -144,7 +144,7 @@ describe('LLM gateway with the official SDKs', () => {
     });
 
     test('a priced model is charged exactly, and an exhausted balance is a vendor-style 402', async () => {
-      // 30 input tokens at 3 USD/MTok + 7 output at 15 USD/MTok = 90 + 105 = 195 micro-USD.
+      // 25 input + 5 cache-read tokens (priced as input) at 3 USD/MTok + 7 output at 15 USD/MTok = 90 + 105 = 195 micro-USD.
       const poor = await fundedKey(gw.h.services, 0.0002);
       const client = new Anthropic({ baseURL: gw.base, apiKey: poor.key, maxRetries: 0 });
       const stream = await client.messages.create({
@@ -248,10 +248,10 @@ describe('LLM gateway with the official SDKs', () => {
       expectNoGenwayKey();
       expect(
         await settled(() => gw.h.services.store.usage.get(keyId), {
-          'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+          'gpt-test': { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 },
         }),
       ).toEqual({
-        'gpt-test': { requests: 1, input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+        'gpt-test': { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 },
       });
     });
 
@@ -266,36 +266,36 @@ describe('LLM gateway with the official SDKs', () => {
         'response.completed',
       ]);
       expect(
-        await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 11),
-      ).toBe(11);
+        await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 9),
+      ).toBe(9); // 11 output tokens, 2 of them reasoning (counted apart)
     });
 
     test('retrieve, cancel, delete and input items reach the vendor path unchanged', async () => {
       const client = openai();
-      await client.responses.retrieve('resp_1');
-      expect(vendor.last()).toMatchObject({ method: 'GET', url: '/v1/responses/resp_1' });
+      await client.responses.retrieve('resp_elsewhere');
+      expect(vendor.last()).toMatchObject({ method: 'GET', url: '/v1/responses/resp_elsewhere' });
       vendor.next((_r, res) =>
         res
           .writeHead(200, { 'content-type': 'application/json' })
-          .end('{"id":"resp_1","object":"response","status":"cancelled"}'),
+          .end('{"id":"resp_elsewhere","object":"response","status":"cancelled"}'),
       );
-      await client.responses.cancel('resp_1');
-      expect(vendor.last()).toMatchObject({ method: 'POST', url: '/v1/responses/resp_1/cancel' });
+      await client.responses.cancel('resp_elsewhere');
+      expect(vendor.last()).toMatchObject({ method: 'POST', url: '/v1/responses/resp_elsewhere/cancel' });
       vendor.next((_r, res) =>
         res
           .writeHead(200, { 'content-type': 'application/json' })
           .end('{"data":[],"object":"list","has_more":false}'),
       );
-      await client.responses.inputItems.list('resp_1');
+      await client.responses.inputItems.list('resp_elsewhere');
       expect(vendor.last()).toMatchObject({ method: 'GET' });
-      expect(vendor.last().url.split('?')[0]).toBe('/v1/responses/resp_1/input_items');
+      expect(vendor.last().url.split('?')[0]).toBe('/v1/responses/resp_elsewhere/input_items');
       vendor.next((_r, res) =>
         res
           .writeHead(200, { 'content-type': 'application/json' })
-          .end('{"id":"resp_1","object":"response.deleted","deleted":true}'),
+          .end('{"id":"resp_elsewhere","object":"response.deleted","deleted":true}'),
       );
-      await client.responses.delete('resp_1');
-      expect(vendor.last()).toMatchObject({ method: 'DELETE', url: '/v1/responses/resp_1' });
+      await client.responses.delete('resp_elsewhere');
+      expect(vendor.last()).toMatchObject({ method: 'DELETE', url: '/v1/responses/resp_elsewhere' });
     });
 
     test('GET /v1/models goes to the responses vendor without the messages headers', async () => {
@@ -334,10 +334,10 @@ describe('LLM gateway with the official SDKs', () => {
       expectNoGenwayKey();
       expect(
         await settled(() => gw.h.services.store.usage.get(keyId), {
-          'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
+          'gemini-test': { requests: 1, input: 9, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 3 },
         }),
       ).toEqual({
-        'gemini-test': { requests: 1, input: 9, output: 7, cacheRead: 0, cacheWrite: 0 },
+        'gemini-test': { requests: 1, input: 9, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 3 },
       });
     });
 
@@ -354,6 +354,7 @@ describe('LLM gateway with the official SDKs', () => {
           output: 5,
           cacheRead: 0,
           cacheWrite: 0,
+          reasoning: 0,
         }),
       ).toEqual({
         requests: 1,
@@ -361,6 +362,7 @@ describe('LLM gateway with the official SDKs', () => {
         output: 5,
         cacheRead: 0,
         cacheWrite: 0,
+        reasoning: 0,
       });
     });
 

@@ -88,7 +88,12 @@ describe('genway-mcp over stdio, driven by the MCP SDK client', () => {
     ]);
     const gateway = data(await call(client, 'list_models', { integration_type: 'llm_gateway' }));
     expect(gateway.every((m: { category: string }) => m.category === 'text')).toBe(true);
-    expect(gateway).toHaveLength(3);
+    expect(gateway.map((m: { id: string }) => m.id).sort()).toEqual([
+      'chat-completions',
+      'generate-content',
+      'messages',
+      'responses',
+    ]);
   });
 
   test('get_model_schema returns the input schema and prices', async () => {

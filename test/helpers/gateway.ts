@@ -41,6 +41,7 @@ export async function startGateway(
     overlay: deepMerge(options.overlay ?? {}, { gateway }),
   });
   const server = http.createServer({ noDelay: true }, h.app);
+  server.on('upgrade', h.app.upgrade);
   await new Promise<void>((r) => server.listen(options.port ?? 0, '127.0.0.1', r));
   return {
     h,

@@ -46,6 +46,7 @@ describe('LLM gateway on the wire', () => {
       res.statusMessage = 'Accepted By Vendor';
       res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
       res.setHeader('x-vendor-trace', 'abc');
+      res.setHeader('x-request-id', 'vendor-req-1');
       res.setHeader('x-hop', 'gone');
       res.setHeader('connection', 'keep-alive, x-hop');
       res.setHeader('keep-alive', 'timeout=99');
@@ -64,7 +65,9 @@ describe('LLM gateway on the wire', () => {
     expect(res.statusMessage).toBe('Accepted By Vendor');
     expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
     expect(res.headers['x-vendor-trace']).toBe('abc');
-    expect(res.headers['x-request-id']).toBe('trace-77');
+    // One request id per header: Genway's own (the client's, kept) apart from the vendor's, which passes unchanged.
+    expect(res.headers['genway-request-id']).toBe('trace-77');
+    expect(res.headers['x-request-id']).toBe('vendor-req-1');
     expect(res.headers['x-hop']).toBeUndefined();
     expect(res.headers['keep-alive']).not.toBe('timeout=99'); // Node's own keep-alive hint only, never the vendor's
   });
@@ -145,7 +148,9 @@ describe('LLM gateway on the wire', () => {
     );
     expect(res.status).toBe(200);
     expect(Array.isArray(JSON.parse(res.body.toString()))).toBe(true);
-    const expected = { 'gemini-test': { requests: 1, input: 9, output: 5, cacheRead: 0, cacheWrite: 0 } };
+    const expected = {
+      'gemini-test': { requests: 1, input: 9, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+    };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
   });
 
@@ -167,7 +172,9 @@ describe('LLM gateway on the wire', () => {
     expect(res.headers['content-encoding']).toBe('gzip');
     expect(res.headers['content-length']).toBe(String(gz.length));
     expect(res.body.equals(gz)).toBe(true);
-    const expected = { 'claude-test': { requests: 1, input: 100, output: 50, cacheRead: 0, cacheWrite: 0 } };
+    const expected = {
+      'claude-test': { requests: 1, input: 100, output: 50, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+    };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
   });
 
@@ -229,7 +236,9 @@ describe('LLM gateway on the wire', () => {
       setTimeout(() => reject(new Error('no first event')), 5000).unref();
     });
     await vendor.last().closed; // the upstream connection was closed by Genway
-    const expected = { 'claude-test': { requests: 1, input: 30, output: 1, cacheRead: 5, cacheWrite: 0 } };
+    const expected = {
+      'claude-test': { requests: 1, input: 25, output: 1, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
+    };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
   });
 
@@ -324,7 +333,7 @@ describe('LLM gateway on the wire', () => {
     await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 1);
     const text = await gw.h.services.metrics.registry.metrics();
     expect(text).toContain(
-      'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="input"} 30',
+      'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="input"} 25',
     );
     expect(text).toContain(
       'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="output"} 7',
@@ -346,7 +355,9 @@ describe('LLM gateway on the wire', () => {
 
   test('admin API: a key’s gateway usage by model', async () => {
     await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-admin","stream":true}');
-    const expected = { 'claude-admin': { requests: 1, input: 30, output: 7, cacheRead: 5, cacheWrite: 0 } };
+    const expected = {
+      'claude-admin': { requests: 1, input: 25, output: 7, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
+    };
     await settled(() => gw.h.services.store.usage.get(keyId), expected);
     const res = await rawRequest(`${gw.base}/admin/v1/keys/${keyId}/usage`, {
       method: 'GET',
@@ -445,7 +456,7 @@ describeRedis('LLM gateway on Redis', () => {
       expect(third.status).toBe(429);
       expect(JSON.parse(third.body.toString()).error.type).toBe('rate_limit_error');
       const expected = {
-        'claude-test': { requests: 2, input: 60, output: 14, cacheRead: 10, cacheWrite: 0 },
+        'claude-test': { requests: 2, input: 50, output: 14, cacheRead: 10, cacheWrite: 0, reasoning: 0 },
       };
       expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
     } finally {
@@ -475,7 +486,7 @@ describeRedis('LLM gateway on Redis', () => {
       await a.close();
       aClosed = true;
       expect(await b.h.services.store.usage.get(keyId)).toEqual({
-        'claude-test': { requests: 3, input: 90, output: 21, cacheRead: 15, cacheWrite: 0 },
+        'claude-test': { requests: 3, input: 75, output: 21, cacheRead: 15, cacheWrite: 0, reasoning: 0 },
       });
     } finally {
       if (!aClosed) await a.close();

@@ -18,7 +18,13 @@ class FlakyUsageStore extends MemoryUsageStore {
   }
 }
 
-const call = (input: number, output: number) => ({ input, output, cacheRead: 0, cacheWrite: 0 });
+const call = (input: number, output: number) => ({
+  input,
+  output,
+  cacheRead: 0,
+  cacheWrite: 0,
+  reasoning: 0,
+});
 
 async function tokens(metrics: ReturnType<typeof createMetrics>): Promise<Record<string, number>> {
   const { values } = await metrics.gatewayTokens.get();
@@ -38,8 +44,8 @@ describe('UsageMeter', () => {
     await meter.flush();
     expect(store.writes).toBe(2);
     expect(await store.get('key_1')).toEqual({
-      m: { requests: 10, input: 30, output: 20, cacheRead: 0, cacheWrite: 0 },
-      o: { requests: 1, input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      m: { requests: 10, input: 30, output: 20, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+      o: { requests: 1, input: 1, output: 1, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
     });
     expect(await tokens(metrics)).toEqual({ 'm/input': 30, 'm/output': 20, 'o/input': 1, 'o/output': 1 });
     await meter.flush();
@@ -64,6 +70,7 @@ describe('UsageMeter', () => {
       output: 0,
       cacheRead: 0,
       cacheWrite: 0,
+      reasoning: 0,
     });
   });
 
@@ -86,7 +93,7 @@ describe('UsageMeter', () => {
     meter.add('anthropic', 'key_1', 'm', call(1, 0));
     await meter.close();
     expect(await store.get('key_1')).toEqual({
-      m: { requests: 2, input: 6, output: 5, cacheRead: 0, cacheWrite: 0 },
+      m: { requests: 2, input: 6, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
     });
     expect(await tokens(metrics)).toEqual({ 'm/input': 6, 'm/output': 5 });
   });

@@ -1,57 +1,132 @@
 import zlib from 'node:zlib';
-import { createUsageTap } from '../../src/gateway/usage';
+import { createUsageTap, type UsageReading } from '../../src/gateway/usage';
+import type { UsageFormat } from '../../src/gateway/vendor';
+import { anthropic } from '../../src/gateway/vendors/anthropic';
+import { gemini } from '../../src/gateway/vendors/gemini';
+import { openai } from '../../src/gateway/vendors/openai';
 import { GENERATE_STREAM, MESSAGES_STREAM, RESPONSES_STREAM, sse } from '../helpers/mock-vendor';
 
-/** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns what it read. */
-async function read(
-  format: Parameters<typeof createUsageTap>[0],
+const { messages, batchResults } = anthropic.usage;
+const { responses, chat, batchOutput } = openai.usage;
+const { generateContent, callsOnly } = gemini.usage;
+
+/** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns everything it read. */
+async function readAll(
+  format: UsageFormat,
   contentType: string,
   bytes: Buffer,
   size = bytes.length,
   encoding?: string,
-) {
+): Promise<UsageReading[]> {
   const tap = createUsageTap(format, contentType, encoding);
   if (!tap) throw new Error('no tap');
   for (let i = 0; i < bytes.length; i += size) tap.write(bytes.subarray(i, i + size));
   return tap.finish();
 }
 
+/** The one reading of a single call, or null. */
+async function read(...args: Parameters<typeof readAll>): Promise<UsageReading | null> {
+  const readings = await readAll(...args);
+  expect(readings.length).toBeLessThanOrEqual(1);
+  return readings[0] ?? null;
+}
+
+const tokens = (input: number, output: number, cacheRead = 0, cacheWrite = 0, reasoning = 0) => ({
+  input,
+  output,
+  cacheRead,
+  cacheWrite,
+  reasoning,
+});
+
 describe('usage read from responses as they pass', () => {
   test.each([1, 7, 64, 100000])(
-    'messages event stream in pieces of %i bytes: input + cache, last cumulative output',
+    'messages event stream in pieces of %i bytes: input, cache reads apart, last cumulative output',
     async (size) => {
-      expect(await read('messages', 'text/event-stream', Buffer.from(sse(MESSAGES_STREAM)), size)).toEqual({
-        usage: { input: 30, output: 7, cacheRead: 5, cacheWrite: 0 },
+      expect(await read(messages, 'text/event-stream', Buffer.from(sse(MESSAGES_STREAM)), size)).toEqual({
+        usage: tokens(25, 7, 5),
         model: 'claude-test',
+        requests: 1,
       });
     },
   );
 
   test('a multi-byte character split across chunks does not hide the event after it', async () => {
     const text = `data: {"type":"content_block_delta","delta":{"text":"✓✓"}}\n\n${sse(MESSAGES_STREAM)}`;
-    expect((await read('messages', 'text/event-stream', Buffer.from(text), 1))?.usage.output).toBe(7);
+    expect((await read(messages, 'text/event-stream', Buffer.from(text), 1))?.usage.output).toBe(7);
   });
 
-  test('responses stream: usage from response.completed, CRLF line ends too', async () => {
+  test('responses stream: cached input and reasoning output counted apart, CRLF line ends too', async () => {
     const text = sse(RESPONSES_STREAM).replace(/\n/g, '\r\n');
-    expect(await read('responses', 'text/event-stream', Buffer.from(text), 13)).toEqual({
-      usage: { input: 40, output: 11, cacheRead: 8, cacheWrite: 0 },
+    // input_tokens 40 of which 8 cached; output_tokens 11 of which 2 reasoning.
+    expect(await read(responses, 'text/event-stream', Buffer.from(text), 13)).toEqual({
+      usage: tokens(32, 9, 8, 0, 2),
       model: 'gpt-test',
+      requests: 1,
     });
   });
 
-  test('generateContent stream: the last usageMetadata counts (thoughts are output)', async () => {
+  test('generateContent stream: the last usageMetadata counts; thoughts and cached content apart', async () => {
     const chunks = [
       ...GENERATE_STREAM,
-      { usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 5, thoughtsTokenCount: 2 } },
+      {
+        usageMetadata: {
+          promptTokenCount: 90,
+          cachedContentTokenCount: 60,
+          candidatesTokenCount: 5,
+          thoughtsTokenCount: 2,
+        },
+      },
     ];
     const text = sse(chunks.map((c) => [null, c]));
-    expect((await read('generateContent', 'text/event-stream', Buffer.from(text), 5))?.usage).toEqual({
-      input: 9,
-      output: 7,
-      cacheRead: 0,
-      cacheWrite: 0,
+    expect((await read(generateContent, 'text/event-stream', Buffer.from(text), 5))?.usage).toEqual(
+      tokens(30, 5, 60, 0, 2),
+    );
+  });
+
+  test('chat completions stream: the include_usage chunk, cached prompt and reasoning apart', async () => {
+    const chunk = (delta: unknown, usage: unknown = null) => ({
+      id: 'chatcmpl-1',
+      object: 'chat.completion.chunk',
+      model: 'gpt-test',
+      choices: delta ? [{ index: 0, delta }] : [],
+      usage,
     });
+    const text =
+      sse([
+        [null, chunk({ role: 'assistant', content: 'Hi' })],
+        [null, chunk({ content: ' there' })],
+        [
+          null,
+          chunk(null, {
+            prompt_tokens: 50,
+            completion_tokens: 20,
+            prompt_tokens_details: { cached_tokens: 10 },
+            completion_tokens_details: { reasoning_tokens: 6 },
+          }),
+        ],
+      ]) + 'data: [DONE]\n\n';
+    expect(await read(chat, 'text/event-stream', Buffer.from(text), 11)).toEqual({
+      usage: tokens(40, 14, 10, 0, 6),
+      model: 'gpt-test',
+      requests: 1,
+    });
+  });
+
+  test('chat completions and embeddings JSON bodies', async () => {
+    const completion = JSON.stringify({
+      id: 'chatcmpl-2',
+      choices: [{ message: { role: 'assistant', content: 'x' } }],
+      usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+    });
+    expect((await read(chat, 'application/json', Buffer.from(completion)))?.usage).toEqual(tokens(7, 3));
+    const embeddings = JSON.stringify({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: 'AAAA' }],
+      model: 'text-embedding-test',
+      usage: { prompt_tokens: 8, total_tokens: 8 },
+    });
+    expect((await read(chat, 'application/json', Buffer.from(embeddings)))?.usage).toEqual(tokens(8, 0));
   });
 
   test('a JSON body: the top-level usage, not an earlier object or a metadata string named usage', async () => {
@@ -60,19 +135,16 @@ describe('usage read from responses as they pass', () => {
       usage: { input_tokens: 12, output_tokens: 3, cache_creation_input_tokens: 4 },
       metadata: { usage: 'internal' },
     });
-    expect((await read('messages', 'application/json', Buffer.from(body), 3))?.usage).toEqual({
-      input: 16,
-      output: 3,
-      cacheRead: 0,
-      cacheWrite: 4,
-    });
+    expect((await read(messages, 'application/json', Buffer.from(body), 3))?.usage).toEqual(
+      tokens(12, 3, 0, 4),
+    );
   });
 
   test('a JSON body cut short still yields the usage that arrived', async () => {
     const body = Buffer.from(
       '{"output":[{"text":"hi"}],"usage":{"input_tokens":5,"output_tokens":2},"user":nu',
     );
-    expect((await read('responses', 'application/json', body))?.usage.output).toBe(2);
+    expect((await read(responses, 'application/json', body))?.usage.output).toBe(2);
   });
 
   test('a large JSON body keeps only its tail and still finds the usage at the end', async () => {
@@ -82,7 +154,7 @@ describe('usage read from responses as they pass', () => {
         usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2 },
       }),
     );
-    expect((await read('generateContent', 'application/json', body, 65536))?.usage.output).toBe(2);
+    expect((await read(generateContent, 'application/json', body, 65536))?.usage.output).toBe(2);
   });
 
   test.each([
@@ -91,11 +163,82 @@ describe('usage read from responses as they pass', () => {
     ['deflate', zlib.deflateSync],
   ])('a %s body is read through a decompressed copy', async (encoding, compress) => {
     const body = compress(Buffer.from(sse(MESSAGES_STREAM)));
-    expect((await read('messages', 'text/event-stream', body, 10, encoding))?.usage.output).toBe(7);
+    expect((await read(messages, 'text/event-stream', body, 10, encoding))?.usage.output).toBe(7);
   });
 
   test('no usage seen: nothing to record; an unknown encoding: no tap at all', async () => {
-    expect(await read('messages', 'application/json', Buffer.from('{"error":{}}'))).toBeNull();
-    expect(createUsageTap('messages', 'application/json', 'zstd')).toBeNull();
+    expect(await read(messages, 'application/json', Buffer.from('{"error":{}}'))).toBeNull();
+    expect(createUsageTap(messages, 'application/json', 'zstd')).toBeNull();
+  });
+
+  test('a response without token counts (Gemini embeddings) is counted as one call', async () => {
+    expect(await read(callsOnly, 'application/json', Buffer.from('{"embedding":{"values":[0.1]}}'))).toEqual({
+      usage: tokens(0, 0),
+      requests: 1,
+    });
+  });
+
+  test('Anthropic batch results (JSON lines): succeeded results summed per model, others skipped', async () => {
+    const line = (model: string, input: number, output: number, cacheRead = 0) =>
+      JSON.stringify({
+        custom_id: `c-${input}`,
+        result: {
+          type: 'succeeded',
+          message: {
+            id: 'msg',
+            model,
+            content: [{ type: 'text', text: 'a "succeeded" answer\nwith a newline escaped' }],
+            usage: { input_tokens: input, output_tokens: output, cache_read_input_tokens: cacheRead },
+          },
+        },
+      });
+    const body = [
+      line('claude-a', 10, 5),
+      JSON.stringify({ custom_id: 'e', result: { type: 'errored', error: { type: 'invalid_request' } } }),
+      line('claude-a', 20, 7, 3),
+      line('claude-b', 1, 1),
+    ].join('\n'); // no newline after the last line
+    const readings = await readAll(batchResults, 'application/binary', Buffer.from(body), 17);
+    expect(readings).toEqual([
+      { model: 'claude-a', usage: tokens(30, 12, 3), requests: 2 },
+      { model: 'claude-b', usage: tokens(1, 1), requests: 1 },
+    ]);
+  });
+
+  test('OpenAI batch output (JSON lines): chat and responses bodies, per model', async () => {
+    const body = [
+      {
+        id: 'batch_req_1',
+        custom_id: 'a',
+        response: {
+          status_code: 200,
+          body: { model: 'gpt-a', usage: { prompt_tokens: 10, completion_tokens: 4 } },
+        },
+        error: null,
+      },
+      {
+        id: 'batch_req_2',
+        custom_id: 'b',
+        response: {
+          status_code: 200,
+          body: {
+            model: 'gpt-b',
+            usage: {
+              input_tokens: 9,
+              input_tokens_details: { cached_tokens: 4 },
+              output_tokens: 3,
+              output_tokens_details: { reasoning_tokens: 1 },
+            },
+          },
+        },
+        error: null,
+      },
+    ]
+      .map((l) => `${JSON.stringify(l)}\n`)
+      .join('');
+    expect(await readAll(batchOutput, 'application/octet-stream', Buffer.from(body), 5)).toEqual([
+      { model: 'gpt-a', usage: tokens(10, 4), requests: 1 },
+      { model: 'gpt-b', usage: tokens(5, 2, 4, 0, 1), requests: 1 },
+    ]);
   });
 });

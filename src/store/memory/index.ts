@@ -3,6 +3,7 @@ import { MemoryTaskStore } from '../../tasks/memory-store';
 import { MemoryWebhookSecretStore } from '../../webhooks/secret-store';
 import type { Store, StoreOptions } from '../types';
 import { MemoryUsageStore } from '../usage';
+import { MemoryVendorObjectStore } from '../vendor-objects';
 import { MemoryAccountStore } from './accounts';
 import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -17,6 +18,7 @@ export function createMemoryStore(options: StoreOptions): Store {
     keyGate: new MemoryKeyGate(accounts, new MemoryRateLimiter()),
     batches: new MemoryBatchStore(),
     usage: new MemoryUsageStore(),
+    vendorObjects: new MemoryVendorObjectStore(),
     ping: async () => undefined,
     close: async () => undefined,
   };

@@ -5,6 +5,7 @@ import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
 import { redisKeys } from '../keys';
 import type { Store, StoreOptions } from '../types';
 import { RedisUsageStore } from '../usage';
+import { RedisVendorObjectStore } from '../vendor-objects';
 import { RedisAccountStore } from './accounts';
 import { RedisKeyGate } from './key-gate';
 
@@ -35,6 +36,7 @@ export function createRedisStore(
     tasks: new RedisTaskStore(redis, keys, options.taskRetentionMs),
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),
     usage: new RedisUsageStore(redis, keys),
+    vendorObjects: new RedisVendorObjectStore(redis, keys),
     ping: async () => {
       await redis.ping();
     },

@@ -1,0 +1,194 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { TokenUsage } from '../store';
+
+/**
+ * What Genway knows about one LLM vendor, as data: the modules in ./vendors/ each export one `VendorDefinition`,
+ * and the router, proxy, usage taps, config and catalog are built from them. A new vendor route is one line in
+ * its vendor's `routes`.
+ */
+
+export type VendorName = 'anthropic' | 'openai' | 'gemini';
+
+type Obj = Record<string, unknown>;
+
+/** Where a route carries the model it runs (for allow-lists, prices and usage labels). */
+export type ModelSource =
+  /** The JSON body's top-level `model`. */
+  | 'body'
+  /** The `{model}` path parameter. */
+  | 'path'
+  /** Every `requests[].params.model` of a batch body (checked against allow-lists; billed when results are read). */
+  | 'batch'
+  /** The models are inside an uploaded file Genway does not read: a key with a model allow-list is refused. */
+  | 'hidden';
+
+/** An object a response revealed: created by this call (or, for a batch, the file its results went to). */
+export interface RevealedObject {
+  id: string;
+  /** When reading this object's content is a metered call: the usage format to read it with (billed once). */
+  usage?: string;
+}
+
+/** Where a response names the objects it created. */
+export interface Creates {
+  /** From the whole JSON response body (bounded: object metadata, not content). */
+  json?(body: Obj): RevealedObject[];
+  /** From the first bytes of the body, JSON or event stream (a response object's `id` comes first in both). */
+  head?: RegExp;
+  /**
+   * From the response headers, which it may rewrite (a resumable upload URL must point back at Genway).
+   * `clientBase` is the origin (and vendor mount) the client called, `vendorBase` the vendor's origin and base path.
+   */
+  headers?(headers: Record<string, string | string[] | undefined>, ctx: HeaderContext): RevealedObject[];
+}
+
+export interface HeaderContext {
+  clientBase: string;
+  vendorBase: string;
+}
+
+export interface RouteOptions {
+  model?: ModelSource;
+  /** Metered: the vendor's usage format (key of `VendorDefinition.usage`) its response is read with. */
+  usage?: string;
+  /**
+   * Billed once per object (batch results): usage is charged only when the whole body was read, under a ledger
+   * reference naming the object, so reading the results again charges nothing more.
+   */
+  billOnce?: boolean;
+  /** How a client asks for a stream: the body's `stream: true`, Gemini's `alt=sse` query, or always. */
+  stream?: 'body' | 'alt=sse' | 'always';
+  /** The object this route addresses, from path parameters: e.g. `{id}` or `files/{id}`. */
+  object?: string;
+  /** The query parameter naming the object this call continues (a resumable upload's `upload_id`). */
+  objectQuery?: string;
+  /** The JSON body may reference objects (file ids, `previous_response_id`...): read with the vendor's `refs`. */
+  refs?: boolean;
+  creates?: Creates;
+  /**
+   * Whether the vendor keeps what `creates` names: `by-default` unless the JSON body says `store: false`
+   * (responses), `on-request` only when it says `store: true` (chat completions); absent: always.
+   */
+  stored?: 'by-default' | 'on-request';
+  /** A WebSocket endpoint (`GET` with `Upgrade: websocket`): its messages are admitted and metered one by one. */
+  upgrade?: 'websocket';
+  /** Never passed through, with this reason (calls that would hand the client a vendor credential). */
+  refuse?: string;
+}
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteSpec extends RouteOptions {
+  method: Method;
+  /**
+   * Path template: `{name}` matches one segment without `/` or `:`; `{name*}` one segment that may hold `:`
+   * (OpenAI fine-tuned model ids); `{name**}` the rest of the path. `(a|b)` is a literal alternation of a segment.
+   */
+  path: string;
+}
+
+const route =
+  (method: Method) =>
+  (path: string, options: RouteOptions = {}): RouteSpec => ({ method, path, ...options });
+export const get = route('GET');
+export const post = route('POST');
+export const patch = route('PATCH');
+export const del = route('DELETE');
+
+/** Accumulates one response's (or one result line's) token usage as a vendor format reads it. */
+export class UsageAccumulator {
+  model: string | undefined;
+  usage: TokenUsage | null = null;
+
+  /** Counts of this response so far: a later figure replaces an earlier one (streams report running totals). */
+  set(fields: Partial<TokenUsage>): void {
+    const u = (this.usage ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+    for (const name in fields) {
+      const value = fields[name as keyof TokenUsage];
+      if (value !== undefined) u[name as keyof TokenUsage] = value;
+    }
+  }
+}
+
+/**
+ * How one response format carries token usage. `input` is prompt tokens billed at the input price (cache reads
+ * and writes apart), `output` output tokens billed at the output price (reasoning apart).
+ */
+export interface UsageFormat {
+  /** A body of JSON lines (batch results), one result per line. */
+  lines?: boolean;
+  /** Substrings an event (or line) must hold to be worth parsing: most stream events carry no usage. */
+  triggers: readonly string[];
+  /** One parsed stream event, streamed-array element or result line. */
+  event(e: Obj, acc: UsageAccumulator): void;
+  /** A whole JSON body: the last object under `key` holding `marker` is its usage, read by `read`. */
+  body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void };
+  /** No usage in the response at all (Gemini embeddings): the call is still counted. */
+  countOnly?: boolean;
+}
+
+/** Object ids a JSON request body references, found by field names (cheap: `hints` are searched first). */
+export interface BodyRefs {
+  hints: readonly string[];
+  find(text: string): string[];
+}
+
+export interface VendorConfig {
+  baseUrl: string;
+  apiKeys: readonly string[];
+  defaultVersion?: string;
+}
+
+export interface GatewayCatalogEntry {
+  id: string;
+  slug: string;
+  displayName: string;
+  describe: Record<string, unknown>;
+}
+
+export interface VendorDefinition {
+  name: VendorName;
+  /** The vendor-prefixed mount (`/anthropic`), which passes any path of this vendor through. */
+  mount: string;
+  /** Environment variables of this vendor's config (config/load.ts reads them). */
+  env: { baseUrl: string; apiKeys: string };
+  /** On a path several vendors serve (`GET /v1/models`), whether the request's own headers name this vendor. */
+  claims(headers: IncomingHttpHeaders, hasQueryKey: boolean): boolean;
+  /** Request headers this vendor's SDKs may carry the (Genway) key in; `authorization` is `Bearer <key>`. */
+  keyHeaders: readonly string[];
+  /** Whether `?key=` carries the key (Google style). */
+  queryKey?: boolean;
+  /** Where the vendor key goes. */
+  keyTo: { header: string; value(key: string): string };
+  /** Client headers that never reach the vendor: they name the client's own vendor account, not Genway's key. */
+  dropHeaders?: readonly string[];
+  /** Headers filled in when the client sends none (the messages format's version date). */
+  defaultHeaders?(config: VendorConfig): Record<string, string>;
+  /** Genway's own errors in this vendor's error body, so its SDK raises its usual error class. */
+  errorBody(status: number, message: string): unknown;
+  usage: Record<string, UsageFormat>;
+  refs?: BodyRefs;
+  /** The model name as allow-lists and prices know it (Gemini bodies say `models/gemini-...`). */
+  modelName?(raw: string): string;
+  routes: readonly RouteSpec[];
+  /** The LLM-gateway entries of the model catalog (`GET /api/v1/models?integration_type=llm_gateway`). */
+  catalog: readonly GatewayCatalogEntry[];
+}
+
+/** Non-negative whole numbers from a vendor's JSON, 0 for anything else. */
+export const count = (v: unknown): number =>
+  typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
+export const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null ? (v as Obj) : {});
+export const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
+/** The objects a response revealed, from id fields that may be missing. */
+export function revealed(...values: unknown[]): RevealedObject[] {
+  return values.flatMap((v) => (typeof v === 'string' && v ? [{ id: v }] : []));
+}
+
+/** Every capture group 1 of a global regex over `text`. */
+export function captures(re: RegExp, text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(re)) if (m[1]) out.push(m[1]);
+  return out;
+}

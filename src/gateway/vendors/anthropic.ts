@@ -1,0 +1,128 @@
+import {
+  captures,
+  count,
+  del,
+  get,
+  obj,
+  post,
+  revealed,
+  str,
+  type UsageAccumulator,
+  type UsageFormat,
+  type VendorDefinition,
+} from '../vendor';
+
+/** `{"type":"error","error":{"type":...,"message":...}}`, with the error types of Anthropic's API. */
+const ERROR_TYPES: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  402: 'billing_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  405: 'invalid_request_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  502: 'api_error',
+  504: 'timeout_error',
+  508: 'api_error',
+};
+
+/** `input_tokens` excludes cache reads and writes, which Anthropic reports (and prices) apart. */
+function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  acc.set({
+    input: 'input_tokens' in u ? count(u.input_tokens) : undefined,
+    cacheRead: 'cache_read_input_tokens' in u ? count(u.cache_read_input_tokens) : undefined,
+    cacheWrite: 'cache_creation_input_tokens' in u ? count(u.cache_creation_input_tokens) : undefined,
+    output: 'output_tokens' in u ? count(u.output_tokens) : undefined,
+  });
+}
+
+/** Messages: `message_start` carries input and cache counts, each `message_delta` the running output count. */
+const messages: UsageFormat = {
+  // One search finds both events that matter (and message_stop, which is tiny and ignored).
+  triggers: ['"message_'],
+  event(e, acc) {
+    if (e.type === 'message_start') {
+      const message = obj(e.message);
+      acc.model = str(message.model) ?? acc.model;
+      readUsage(obj(message.usage), acc);
+    } else if (e.type === 'message_delta') {
+      const usage = obj(e.usage);
+      if (Object.keys(usage).length) readUsage(usage, acc);
+    }
+  },
+  body: { key: '"usage"', marker: 'output_tokens', read: readUsage },
+};
+
+/** Message batch results (JSON lines): each succeeded result carries its message, model and usage. */
+const batchResults: UsageFormat = {
+  lines: true,
+  triggers: ['"succeeded"'],
+  event(line, acc) {
+    const result = obj(line.result);
+    if (result.type !== 'succeeded') return;
+    const message = obj(result.message);
+    acc.model = str(message.model);
+    readUsage(obj(message.usage), acc);
+  },
+};
+
+/** File ids in content blocks: `{"type":"file","file_id":"file_..."}`. */
+const FILE_ID = /"file_id"\s*:\s*"([^"\\]{1,256})"/g;
+
+export const anthropic: VendorDefinition = {
+  name: 'anthropic',
+  mount: '/anthropic',
+  env: { baseUrl: 'GENWAY_ANTHROPIC_BASE_URL', apiKeys: 'ANTHROPIC_API_KEY' },
+  // The SDK always sends anthropic-version, and its key in x-api-key; no other vendor's SDK does either.
+  claims: (headers) => headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined,
+  keyHeaders: ['x-api-key', 'authorization'],
+  keyTo: { header: 'x-api-key', value: (key) => key },
+  defaultHeaders: (config) =>
+    config.defaultVersion ? { 'anthropic-version': config.defaultVersion } : ({} as Record<string, string>),
+  errorBody: (status, message) => ({
+    type: 'error',
+    error: { type: ERROR_TYPES[status] ?? 'api_error', message },
+  }),
+  usage: { messages, batchResults },
+  refs: { hints: ['"file_id"'], find: (text) => captures(FILE_ID, text) },
+  routes: [
+    post('/v1/messages', { model: 'body', usage: 'messages', stream: 'body', refs: true }),
+    post('/v1/messages/count_tokens', { model: 'body', refs: true }),
+    post('/v1/messages/batches', { model: 'batch', creates: { json: (b) => revealed(b.id) } }),
+    get('/v1/messages/batches'),
+    get('/v1/messages/batches/{id}', { object: '{id}' }),
+    del('/v1/messages/batches/{id}', { object: '{id}' }),
+    post('/v1/messages/batches/{id}/cancel', { object: '{id}' }),
+    get('/v1/messages/batches/{id}/results', { object: '{id}', usage: 'batchResults', billOnce: true }),
+    post('/v1/complete', { model: 'body', stream: 'body' }),
+    get('/v1/models'),
+    get('/v1/models/{model*}'),
+    post('/v1/files', { creates: { json: (b) => revealed(b.id) } }),
+    get('/v1/files'),
+    get('/v1/files/{id}', { object: '{id}' }),
+    del('/v1/files/{id}', { object: '{id}' }),
+    get('/v1/files/{id}/content', { object: '{id}' }),
+    post('/v1/skills', { creates: { json: (b) => revealed(b.id) } }),
+    get('/v1/skills'),
+    get('/v1/skills/{id}', { object: '{id}' }),
+    del('/v1/skills/{id}', { object: '{id}' }),
+    post('/v1/skills/{id}/versions', { object: '{id}' }),
+    get('/v1/skills/{id}/versions', { object: '{id}' }),
+    get('/v1/skills/{id}/versions/{version}', { object: '{id}' }),
+    del('/v1/skills/{id}/versions/{version}', { object: '{id}' }),
+  ],
+  catalog: [
+    {
+      id: 'messages',
+      slug: 'anthropic-messages',
+      displayName: 'Messages format (Anthropic SDK)',
+      describe: {
+        endpoint: 'POST /v1/messages',
+        key: 'x-api-key or Authorization: Bearer',
+        versionHeader: 'anthropic-version',
+        mount: '/anthropic',
+      },
+    },
+  ],
+};

@@ -1,0 +1,177 @@
+import {
+  captures,
+  count,
+  del,
+  get,
+  obj,
+  patch,
+  post,
+  revealed,
+  str,
+  type HeaderContext,
+  type RouteOptions,
+  type RouteSpec,
+  type UsageAccumulator,
+  type UsageFormat,
+  type VendorDefinition,
+} from '../vendor';
+
+/** Google RPC status names: `{"error":{"code","message","status"}}`. */
+const STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  402: 'RESOURCE_EXHAUSTED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  405: 'INVALID_ARGUMENT',
+  413: 'INVALID_ARGUMENT',
+  429: 'RESOURCE_EXHAUSTED',
+  502: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+  508: 'ABORTED',
+};
+
+/**
+ * `promptTokenCount` includes the cached content's tokens (`cachedContentTokenCount`) and tool-use prompts are
+ * counted apart; `candidatesTokenCount` excludes thinking (`thoughtsTokenCount`).
+ */
+function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  const cached = count(u.cachedContentTokenCount);
+  acc.set({
+    input: Math.max(0, count(u.promptTokenCount) - cached) + count(u.toolUsePromptTokenCount),
+    cacheRead: cached,
+    output: count(u.candidatesTokenCount),
+    reasoning: count(u.thoughtsTokenCount),
+  });
+}
+
+/** Every chunk of a stream may carry `usageMetadata` with the running totals; the last one counts. */
+const generateContent: UsageFormat = {
+  triggers: ['"usageMetadata"'],
+  event(e, acc) {
+    acc.model = str(e.modelVersion) ?? acc.model;
+    const usage = obj(e.usageMetadata);
+    if (Object.keys(usage).length) readUsage(usage, acc);
+  },
+  body: { key: '"usageMetadata"', marker: 'promptTokenCount', read: readUsage },
+};
+
+/** Embeddings and predictions report no tokens: each call is counted, with no tokens to price. */
+const callsOnly: UsageFormat = { triggers: [], event: () => undefined, countOnly: true };
+
+/** `fileData.fileUri` (a files/... resource, as a URL) and `cachedContent` name objects a call reads. */
+const FILE_URI = /"file_?[uU]ri"\s*:\s*"[^"\\]*?\/(files\/[A-Za-z0-9_-]{1,128})"/g;
+const CACHED = /"cached_?[cC]ontent"\s*:\s*"(cachedContents\/[A-Za-z0-9_-]{1,128})"/g;
+
+/**
+ * The resumable upload's session URL points at the vendor: rewritten to point back at Genway (the client sends the
+ * bytes there next), and its `upload_id` remembered, so the bytes go up with the key that opened the session.
+ */
+function uploadSession(headers: Record<string, string | string[] | undefined>, ctx: HeaderContext) {
+  const url = headers['x-goog-upload-url'];
+  if (typeof url !== 'string') return [];
+  if (!URL.canParse(url)) return [];
+  const parsed = new URL(url);
+  const rest = url.startsWith(ctx.vendorBase)
+    ? url.slice(ctx.vendorBase.length)
+    : parsed.pathname + parsed.search;
+  headers['x-goog-upload-url'] = ctx.clientBase + rest;
+  return revealed(parsed.searchParams.get('upload_id'));
+}
+
+const VERSIONS = '(v1beta|v1|v1alpha)';
+/** One route for every API version. */
+const v = (make: (path: string, options?: RouteOptions) => RouteSpec, path: string, options?: RouteOptions) =>
+  make(`/${VERSIONS}${path}`, options);
+/** A model action on both models and tuned models: `/{version}/(models|tunedModels)/{model}:{action}`. */
+const action = (name: string, options: RouteOptions = {}) =>
+  post(`/${VERSIONS}/(models|tunedModels)/{model}:${name}`, { model: 'path', ...options });
+const named = (b: Record<string, unknown>) => revealed(b.name);
+
+export const gemini: VendorDefinition = {
+  name: 'gemini',
+  mount: '/gemini',
+  env: { baseUrl: 'GENWAY_GEMINI_BASE_URL', apiKeys: 'GEMINI_API_KEY' },
+  claims: (headers, hasQueryKey) =>
+    hasQueryKey || headers['x-goog-api-key'] !== undefined || headers['x-goog-api-client'] !== undefined,
+  keyHeaders: ['x-goog-api-key', 'authorization'],
+  queryKey: true,
+  // The key goes in the header, never in the URL, where logs along the way would keep it.
+  keyTo: { header: 'x-goog-api-key', value: (key) => key },
+  errorBody: (status, message) => ({
+    error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
+  }),
+  usage: { generateContent, callsOnly },
+  refs: {
+    hints: ['ile', 'ached'],
+    find: (text) => [...captures(FILE_URI, text), ...captures(CACHED, text)],
+  },
+  modelName: (raw) => (raw.startsWith('models/') ? raw.slice(7) : raw),
+  routes: [
+    action('generateContent', { usage: 'generateContent', refs: true }),
+    action('streamGenerateContent', { usage: 'generateContent', stream: 'alt=sse', refs: true }),
+    action('countTokens', { refs: true }),
+    action('embedContent', { usage: 'callsOnly' }),
+    action('batchEmbedContents', { usage: 'callsOnly' }),
+    action('asyncBatchEmbedContent', { creates: { json: named } }),
+    action('batchGenerateContent', { creates: { json: named } }),
+    action('predict', { usage: 'callsOnly' }),
+    action('predictLongRunning', { creates: { json: named } }),
+    v(get, '/models'),
+    v(get, '/models/{model}'),
+    v(get, '/models/{model}/operations'),
+    v(get, '/models/{model}/operations/{op}', { object: 'models/{model}/operations/{op}' }),
+    v(get, '/tunedModels'),
+    v(get, '/tunedModels/{model}'),
+    v(post, '/cachedContents', { model: 'body', refs: true, creates: { json: named } }),
+    v(get, '/cachedContents'),
+    v(get, '/cachedContents/{id}', { object: 'cachedContents/{id}' }),
+    v(patch, '/cachedContents/{id}', { object: 'cachedContents/{id}' }),
+    v(del, '/cachedContents/{id}', { object: 'cachedContents/{id}' }),
+    post(`/upload/${VERSIONS}/files`, {
+      objectQuery: 'upload_id',
+      creates: { headers: uploadSession, json: (b) => revealed(obj(b.file).name) },
+    }),
+    v(post, '/files', { creates: { json: (b) => revealed(obj(b.file).name) } }),
+    v(get, '/files'),
+    v(get, '/files/{id}', { object: 'files/{id}' }),
+    v(del, '/files/{id}', { object: 'files/{id}' }),
+    v(get, '/files/{id}:download', { object: 'files/{id}' }),
+    v(get, '/batches'),
+    v(get, '/batches/{id}', { object: 'batches/{id}' }),
+    v(del, '/batches/{id}', { object: 'batches/{id}' }),
+    v(post, '/batches/{id}:cancel', { object: 'batches/{id}' }),
+    v(get, '/operations'),
+    v(get, '/operations/{op}'),
+    v(post, '/fileSearchStores', { creates: { json: named } }),
+    v(get, '/fileSearchStores'),
+    v(get, '/fileSearchStores/{id}', { object: 'fileSearchStores/{id}' }),
+    v(del, '/fileSearchStores/{id}', { object: 'fileSearchStores/{id}' }),
+    v(post, '/fileSearchStores/{id}:importFile', { object: 'fileSearchStores/{id}' }),
+    post(`/upload/${VERSIONS}/fileSearchStores/{id}:uploadToFileSearchStore`, {
+      object: 'fileSearchStores/{id}',
+      objectQuery: 'upload_id',
+      creates: { headers: uploadSession },
+    }),
+    v(get, '/fileSearchStores/{id}/operations/{op}', { object: 'fileSearchStores/{id}' }),
+    v(get, '/fileSearchStores/{id}/documents', { object: 'fileSearchStores/{id}' }),
+    v(get, '/fileSearchStores/{id}/documents/{doc}', { object: 'fileSearchStores/{id}' }),
+    v(del, '/fileSearchStores/{id}/documents/{doc}', { object: 'fileSearchStores/{id}' }),
+    v(post, '/authTokens', {
+      refuse:
+        'Ephemeral vendor tokens are not issued through Genway: a client holding one would call the vendor directly, outside its key, limits and metering',
+    }),
+  ],
+  catalog: [
+    {
+      id: 'generate-content',
+      slug: 'gemini-generate-content',
+      displayName: 'Generate-content format (Google GenAI SDK)',
+      describe: {
+        endpoint: 'POST /v1beta/models/{model}:generateContent',
+        key: 'x-goog-api-key',
+        mount: '/gemini',
+      },
+    },
+  ],
+};

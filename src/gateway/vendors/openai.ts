@@ -1,0 +1,215 @@
+import {
+  captures,
+  count,
+  del,
+  get,
+  obj,
+  post,
+  revealed,
+  str,
+  type UsageAccumulator,
+  type UsageFormat,
+  type VendorDefinition,
+} from '../vendor';
+
+/** `{"error":{"message","type","param","code"}}`, with OpenAI's types and codes. */
+const ERRORS: Record<number, [type: string, code: string | null]> = {
+  400: ['invalid_request_error', null],
+  401: ['invalid_request_error', 'invalid_api_key'],
+  402: ['insufficient_quota', 'insufficient_quota'],
+  403: ['invalid_request_error', 'model_not_found'],
+  404: ['invalid_request_error', 'not_found'],
+  405: ['invalid_request_error', 'method_not_allowed'],
+  413: ['invalid_request_error', 'request_too_large'],
+  429: ['requests', 'rate_limit_exceeded'],
+  502: ['server_error', 'upstream_unreachable'],
+  504: ['server_error', 'upstream_timeout'],
+  508: ['server_error', 'loop_detected'],
+};
+
+/** Responses (and image) usage: `input_tokens` includes cached ones, `output_tokens` includes reasoning. */
+function readResponsesUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  const cached = count(obj(u.input_tokens_details).cached_tokens);
+  const reasoning = count(obj(u.output_tokens_details).reasoning_tokens);
+  acc.set({
+    input: Math.max(0, count(u.input_tokens) - cached),
+    cacheRead: cached,
+    output: Math.max(0, count(u.output_tokens) - reasoning),
+    reasoning,
+  });
+}
+
+/** Chat, completions and embeddings usage: `prompt_tokens` includes cached ones, `completion_tokens` reasoning. */
+function readChatUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  const cached = count(obj(u.prompt_tokens_details).cached_tokens);
+  const reasoning = count(obj(u.completion_tokens_details).reasoning_tokens);
+  acc.set({
+    input: Math.max(0, count(u.prompt_tokens) - cached),
+    cacheRead: cached,
+    output: Math.max(0, count(u.completion_tokens) - reasoning),
+    reasoning,
+  });
+}
+
+/** Responses: the final `response.completed` (or `.incomplete` / `.failed`) event carries the response's usage. */
+const responses: UsageFormat = {
+  triggers: ['"response.completed"', '"response.incomplete"', '"response.failed"'],
+  event(e, acc) {
+    const response = obj(e.response);
+    acc.model = str(response.model) ?? acc.model;
+    const usage = obj(response.usage);
+    if (Object.keys(usage).length) readResponsesUsage(usage, acc);
+  },
+  body: { key: '"usage"', marker: 'output_tokens', read: readResponsesUsage },
+};
+
+/** Chat completions and completions: the last chunk carries `usage` when `stream_options.include_usage` is set. */
+const chat: UsageFormat = {
+  triggers: ['"prompt_tokens"'],
+  event(e, acc) {
+    acc.model = str(e.model) ?? acc.model;
+    const usage = obj(e.usage);
+    if (Object.keys(usage).length) readChatUsage(usage, acc);
+  },
+  body: { key: '"usage"', marker: 'prompt_tokens', read: readChatUsage },
+};
+
+/** Image generation and edits (gpt-image): responses-style usage, on the JSON body or the completed event. */
+const images: UsageFormat = {
+  triggers: ['"input_tokens"'],
+  event(e, acc) {
+    const usage = obj(e.usage);
+    if (Object.keys(usage).length) readResponsesUsage(usage, acc);
+  },
+  body: { key: '"usage"', marker: 'input_tokens', read: readResponsesUsage },
+};
+
+/** A batch's output file (JSON lines): each line's `response.body` is a chat, embeddings or responses answer. */
+const batchOutput: UsageFormat = {
+  lines: true,
+  triggers: ['"usage"'],
+  event(line, acc) {
+    const body = obj(obj(line.response).body);
+    acc.model = str(body.model);
+    const usage = obj(body.usage);
+    if ('prompt_tokens' in usage) readChatUsage(usage, acc);
+    else if ('input_tokens' in usage) readResponsesUsage(usage, acc);
+  },
+};
+
+/** `previous_response_id`, file ids in content parts and batch inputs. */
+const REFS = /"(?:previous_response_id|file_id|input_file_id)"\s*:\s*"([^"\\]{1,256})"/g;
+
+/** A response object's id: the first `"id"` of the body or of the first event (`response.created`). */
+const RESPONSE_ID = /"id"\s*:\s*"(resp_[^"\\]{1,200})"/;
+const CHAT_ID = /"id"\s*:\s*"(chatcmpl-[^"\\]{1,200})"/;
+
+/** A batch's own id, and its output file, whose content is billed once as the batch's usage. */
+const batchObjects = (b: Record<string, unknown>) => [
+  ...revealed(b.id, b.error_file_id),
+  ...(typeof b.output_file_id === 'string' && b.output_file_id
+    ? [{ id: b.output_file_id, usage: 'batchOutput' }]
+    : []),
+];
+const created = { json: (b: Record<string, unknown>) => revealed(b.id) };
+
+export const openai: VendorDefinition = {
+  name: 'openai',
+  mount: '/openai',
+  env: { baseUrl: 'GENWAY_OPENAI_BASE_URL', apiKeys: 'OPENAI_API_KEY' },
+  // The default on paths several vendors serve: every OpenAI-compatible client sends just a Bearer key.
+  claims: () => true,
+  keyHeaders: ['authorization'],
+  keyTo: { header: 'authorization', value: (key) => `Bearer ${key}` },
+  // The client's own organization and project would not match Genway's vendor key.
+  dropHeaders: ['openai-organization', 'openai-project'],
+  errorBody: (status, message) => {
+    const [type, code] = ERRORS[status] ?? ['server_error', null];
+    return { error: { message, type, param: null, code } };
+  },
+  usage: { responses, chat, images, batchOutput },
+  refs: {
+    hints: ['previous_response_id', 'file_id'],
+    find: (text) => captures(REFS, text),
+  },
+  routes: [
+    post('/v1/chat/completions', {
+      model: 'body',
+      usage: 'chat',
+      stream: 'body',
+      refs: true,
+      creates: { head: CHAT_ID },
+      stored: 'on-request',
+    }),
+    get('/v1/chat/completions'),
+    get('/v1/chat/completions/{id}', { object: '{id}' }),
+    post('/v1/chat/completions/{id}', { object: '{id}' }),
+    del('/v1/chat/completions/{id}', { object: '{id}' }),
+    get('/v1/chat/completions/{id}/messages', { object: '{id}' }),
+    post('/v1/completions', { model: 'body', usage: 'chat', stream: 'body' }),
+    post('/v1/embeddings', { model: 'body', usage: 'chat' }),
+    post('/v1/moderations', { model: 'body' }),
+    post('/v1/responses', {
+      model: 'body',
+      usage: 'responses',
+      stream: 'body',
+      refs: true,
+      creates: { head: RESPONSE_ID },
+      stored: 'by-default',
+    }),
+    get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
+    post('/v1/responses/input_tokens', { model: 'body', refs: true }),
+    post('/v1/responses/compact', { model: 'body', usage: 'responses', refs: true }),
+    get('/v1/responses/{id}', { object: '{id}', stream: 'always' }),
+    del('/v1/responses/{id}', { object: '{id}' }),
+    post('/v1/responses/{id}/cancel', { object: '{id}' }),
+    get('/v1/responses/{id}/input_items', { object: '{id}' }),
+    post('/v1/conversations', { creates: created }),
+    get('/v1/conversations/{id}', { object: '{id}' }),
+    post('/v1/conversations/{id}', { object: '{id}' }),
+    del('/v1/conversations/{id}', { object: '{id}' }),
+    get('/v1/conversations/{id}/items', { object: '{id}' }),
+    post('/v1/conversations/{id}/items', { object: '{id}' }),
+    get('/v1/conversations/{id}/items/{item}', { object: '{id}' }),
+    del('/v1/conversations/{id}/items/{item}', { object: '{id}' }),
+    get('/v1/models'),
+    get('/v1/models/{model*}'),
+    del('/v1/models/{model*}'),
+    post('/v1/files', { creates: created }),
+    get('/v1/files'),
+    get('/v1/files/{id}', { object: '{id}' }),
+    del('/v1/files/{id}', { object: '{id}' }),
+    get('/v1/files/{id}/content', { object: '{id}' }),
+    post('/v1/uploads', { creates: created }),
+    post('/v1/uploads/{id}/parts', { object: '{id}' }),
+    post('/v1/uploads/{id}/complete', {
+      object: '{id}',
+      creates: { json: (b) => revealed(obj(b.file).id) },
+    }),
+    post('/v1/uploads/{id}/cancel', { object: '{id}' }),
+    post('/v1/batches', { model: 'hidden', refs: true, creates: { json: batchObjects } }),
+    get('/v1/batches'),
+    get('/v1/batches/{id}', { object: '{id}', creates: { json: batchObjects } }),
+    post('/v1/batches/{id}/cancel', { object: '{id}' }),
+    post('/v1/images/generations', { model: 'body', usage: 'images', stream: 'body' }),
+    post('/v1/images/edits', { model: 'hidden', usage: 'images', stream: 'body' }),
+    post('/v1/images/variations', { model: 'hidden' }),
+    post('/v1/audio/speech', { model: 'body', stream: 'body' }),
+    post('/v1/audio/transcriptions', { model: 'hidden', stream: 'body' }),
+    post('/v1/audio/translations', { model: 'hidden' }),
+  ],
+  catalog: [
+    {
+      id: 'responses',
+      slug: 'openai-responses',
+      displayName: 'Responses format (OpenAI SDK)',
+      describe: { endpoint: 'POST /v1/responses', key: 'Authorization: Bearer', mount: '/openai' },
+    },
+    {
+      id: 'chat-completions',
+      slug: 'openai-chat-completions',
+      displayName: 'Chat completions format (OpenAI SDK and OpenAI-compatible clients)',
+      describe: { endpoint: 'POST /v1/chat/completions', key: 'Authorization: Bearer', mount: '/openai' },
+    },
+  ],
+};
