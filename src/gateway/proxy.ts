@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PassThrough } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { ApiError } from '../errors';
 import type { Upstream } from './upstream';
@@ -56,6 +57,14 @@ function connectionTokens(value: string | string[] | undefined): Set<string> | n
       .split(',')
       .map((t) => t.trim().toLowerCase()),
   );
+}
+
+/** The client's body as its own stream; a client that breaks off mid-upload ends the pipe with its error. */
+function pipeOf(req: IncomingMessage): PassThrough {
+  const pipe = new PassThrough();
+  req.once('error', (err) => pipe.destroy(err));
+  req.once('aborted', () => pipe.destroy(new Error('client aborted the upload')));
+  return req.pipe(pipe);
 }
 
 /** Timestamps (performance.now()) of one proxied exchange, for the metrics and the overhead header. */
@@ -178,7 +187,9 @@ export class VendorProxy {
         method: req.method!,
         path: vendor.basePath + options.path,
         headers: this.upstreamHeaders(req, options),
-        body,
+        // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
+        // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
+        body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
       },
       {
         onRequestStart: (c) => {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { fundedKey } from '../helpers/services';
 import { settled } from '../helpers/eventually';
@@ -370,7 +372,7 @@ describe('LLM gateway on the wire', () => {
     });
   });
 
-  test('the gateway owns /v1 and /v1beta paths only; the task API and lookalikes go to Express', () => {
+  test('the gateway owns /v1, /v1beta, /v1alpha, /upload and the vendor mounts; the task API and lookalikes go to Express', () => {
     const owns = (url: string) => gw.h.services.gateway.owns(url);
     for (const url of [
       '/v1',
@@ -380,10 +382,26 @@ describe('LLM gateway on the wire', () => {
       '/v1beta',
       '/v1beta/models',
       '/v1beta?key=k',
+      '/v1alpha/models',
+      '/upload/v1beta/files?upload_id=x',
+      '/anthropic/v1/messages',
+      '/openai',
+      '/gemini/v1beta/models',
     ]) {
       expect([url, owns(url)]).toEqual([url, true]);
     }
-    for (const url of ['/api/v1/models', '/v10/messages', '/v1betax', '/v1x', '/healthz', '/']) {
+    for (const url of [
+      '/api/v1/models',
+      '/v10/messages',
+      '/v1betax',
+      '/v1x',
+      '/healthz',
+      '/',
+      '/openaix/v1',
+      '/uploads',
+      '/admin/v1/accounts',
+      '/files/abc',
+    ]) {
       expect([url, owns(url)]).toEqual([url, false]);
     }
   });
@@ -396,6 +414,130 @@ describe('LLM gateway on the wire', () => {
     expect(logs).toContain('/v1beta/models/gemini-test:generateContent?key=[redacted]');
     for (const secret of [key, 'gwk_not-a-real-key-but-secret', ...Object.values(VENDOR_KEYS).flat()]) {
       expect(logs).not.toContain(secret);
+    }
+  });
+});
+
+describe('LLM gateway uploads', () => {
+  const servers: http.Server[] = [];
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
+  });
+
+  test('a 128 MiB multipart upload is piped, not held: the vendor has the first bytes before the client sends more, and all of them unchanged', async () => {
+    // A vendor that hashes the body as it arrives and says when its first bytes came.
+    let firstBytes!: () => void;
+    const arrived = new Promise<void>((r) => (firstBytes = r));
+    const received = { bytes: 0, sha: '', key: '', contentLength: '' };
+    const files = http.createServer((req, res) => {
+      const hash = createHash('sha256');
+      received.key = String(req.headers.authorization);
+      received.contentLength = String(req.headers['content-length']);
+      req.on('data', (c: Buffer) => {
+        received.bytes += c.length;
+        hash.update(c);
+        firstBytes();
+      });
+      req.on('end', () => {
+        received.sha = hash.digest('hex');
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"id":"file-up1","object":"file"}');
+      });
+    });
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    const gw = await startGateway(`http://127.0.0.1:${(files.address() as AddressInfo).port}`);
+    try {
+      const { key } = await fundedKey(gw.h.services);
+      const boundary = 'genway-test-boundary';
+      const head = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.jsonl"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+      );
+      const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+      const chunk = Buffer.alloc(1 << 20);
+      for (let i = 0; i < chunk.length; i++) chunk[i] = (i * 31 + 7) & 0xff;
+      const chunks = 128;
+      const total = head.length + chunks * chunk.length + tail.length;
+      const sent = createHash('sha256');
+      const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(`${gw.base}/v1/files`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': `multipart/form-data; boundary=${boundary}`,
+            'content-length': String(total),
+          },
+        });
+        req.on('response', (r) => {
+          let body = '';
+          r.on('data', (c: Buffer) => (body += c.toString()));
+          r.on('end', () => resolve({ status: r.statusCode!, body }));
+        });
+        req.on('error', reject);
+        const write = (b: Buffer) => {
+          sent.update(b);
+          return req.write(b);
+        };
+        write(head);
+        write(chunk);
+        // Nothing more is sent until the vendor has bytes: a proxy that held the body would wait here forever.
+        void arrived.then(async () => {
+          for (let i = 1; i < chunks; i++) {
+            if (!write(chunk)) await new Promise((r) => req.once('drain', r));
+          }
+          write(tail);
+          req.end();
+        });
+      });
+      expect(res).toEqual({ status: 200, body: '{"id":"file-up1","object":"file"}' });
+      expect(received.bytes).toBe(total);
+      expect(received.contentLength).toBe(String(total));
+      expect(received.sha).toBe(sent.digest('hex'));
+      expect(received.key).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
+    } finally {
+      await gw.close();
+      files.closeAllConnections();
+      await new Promise((r) => files.close(r));
+    }
+  });
+  test('a client that breaks off mid-upload aborts the upstream request; the vendor never sees a whole body', async () => {
+    let firstBytes!: () => void;
+    const arrived = new Promise<void>((r) => (firstBytes = r));
+    let vendorEnded!: Promise<string>;
+    const files = http.createServer((req, res) => {
+      if (req.method === 'GET') return void res.writeHead(404).end();
+      vendorEnded = new Promise((resolve) =>
+        req.once('close', () => resolve(req.complete ? 'end' : 'aborted')),
+      );
+      req.on('data', () => firstBytes());
+    });
+    servers.push(files);
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    const gw = await startGateway(`http://127.0.0.1:${(files.address() as AddressInfo).port}`);
+    try {
+      const { key } = await fundedKey(gw.h.services);
+      const req = http.request(`${gw.base}/v1/files`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'multipart/form-data; boundary=x',
+          'content-length': String(10 << 20),
+        },
+      });
+      req.on('error', () => undefined);
+      req.write(Buffer.alloc(1 << 20, 0x61));
+      await arrived;
+      req.destroy();
+      expect(await vendorEnded).toBe('aborted');
+      // Genway goes on answering.
+      const after = await rawRequest(`${gw.base}/v1/models`, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${key}` },
+      });
+      expect(after.status).toBe(404); // this vendor stand-in knows no models; the 404 is its own
+    } finally {
+      await gw.close();
     }
   });
 });

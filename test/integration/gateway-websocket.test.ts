@@ -1,0 +1,255 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocket } from 'undici';
+import { FrameReader, serverFrame } from '../../src/gateway/websocket';
+import { settled } from '../helpers/eventually';
+import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { RESPONSE_JSON } from '../helpers/mock-vendor';
+import { fundedKey } from '../helpers/services';
+
+/** What the vendor's WebSocket endpoint received: the upgrade request and each client message. */
+interface Upgrade {
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  messages: unknown[];
+}
+
+/**
+ * The Responses API's WebSocket mode on loopback: accepts the upgrade, and answers each `response.create` with the
+ * events a streamed response has (created, two text deltas, completed with usage).
+ */
+class MockWebSocketVendor {
+  readonly upgrades: Upgrade[] = [];
+  private readonly sockets = new Set<Duplex>();
+  private readonly server = http.createServer((_req, res) => res.writeHead(426).end());
+  url = '';
+  /** When set, the next upgrade is refused with this status and body. */
+  refuseNext: { status: number; body: string } | null = null;
+
+  async start(): Promise<this> {
+    this.server.on('upgrade', (req, socket: Duplex) => this.accept(req, socket));
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  private accept(req: http.IncomingMessage, socket: Duplex): void {
+    const upgrade: Upgrade = { url: req.url!, headers: req.headers, messages: [] };
+    this.upgrades.push(upgrade);
+    if (this.refuseNext) {
+      const { status, body } = this.refuseNext;
+      this.refuseNext = null;
+      socket.end(
+        `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+      );
+      return;
+    }
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    const accept = createHash('sha1')
+      .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
+      .digest('base64');
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nx-request-id: ws-vendor-req\r\n\r\n`,
+    );
+    const reader = new FrameReader();
+    socket.on('data', (chunk: Buffer) => {
+      for (const frame of reader.feed(chunk)) {
+        if (frame.opcode === 8) return void socket.end(serverFrame(8, frame.payload));
+        if (frame.opcode !== 1) continue;
+        const message = JSON.parse(frame.payload.toString()) as { type: string; model?: string };
+        upgrade.messages.push(message);
+        if (message.type !== 'response.create') continue;
+        const response = { ...RESPONSE_JSON, model: message.model };
+        const events = [
+          {
+            type: 'response.created',
+            sequence_number: 0,
+            response: { ...response, status: 'in_progress', usage: null },
+          },
+          { type: 'response.output_text.delta', sequence_number: 1, delta: 'Hello' },
+          { type: 'response.output_text.delta', sequence_number: 2, delta: ' there' },
+          { type: 'response.completed', sequence_number: 3, response },
+        ];
+        for (const e of events) socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+/** A client connection that collects every message it receives. */
+async function connect(url: string, key: string) {
+  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${key}` } });
+  const received: { type: string; [k: string]: unknown }[] = [];
+  const waiters: (() => void)[] = [];
+  ws.addEventListener('message', (e) => {
+    received.push(JSON.parse(String(e.data)) as { type: string });
+    waiters.splice(0).forEach((w) => w());
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.addEventListener('close', (e) => resolve({ code: e.code, reason: e.reason })),
+  );
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener('open', () => resolve());
+    ws.addEventListener('error', () => reject(new Error('websocket error')));
+  });
+  /** Resolves once `count` messages have arrived in all. */
+  const until = async (count: number) => {
+    while (received.length < count) await new Promise<void>((r) => waiters.push(r));
+    return received.slice(0, count);
+  };
+  return { ws, received, until, closed };
+}
+
+/** A raw upgrade request: the HTTP answer Genway gives when it refuses. */
+function rawUpgrade(url: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
+    (resolve, reject) => {
+      const req = http.request(url, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          ...headers,
+        },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      });
+      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('error', reject);
+      req.end();
+    },
+  );
+}
+
+describe('LLM gateway: the Responses WebSocket mode', () => {
+  let vendor: MockWebSocketVendor;
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    vendor = await new MockWebSocketVendor().start();
+    gw = await startGateway(vendor.url);
+  });
+  afterAll(async () => {
+    await gw.close();
+    await vendor.stop();
+  });
+  const wsUrl = (path = '/v1/responses') => `${gw.base.replace('http', 'ws')}${path}`;
+
+  test('a turn: the upgrade reaches the vendor with its key, events come back in order, usage is metered', async () => {
+    const { key, keyId } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'Hi' }));
+    const events = await client.until(4);
+    expect(events.map((e) => e.type)).toEqual([
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.completed',
+    ]);
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.url).toBe('/v1/responses');
+    expect(upgrade.headers.authorization).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
+    expect(JSON.stringify(upgrade.headers)).not.toContain(key);
+    // Compression is never negotiated, so Genway can read the frames.
+    expect(upgrade.headers['sec-websocket-extensions']).toBeUndefined();
+    expect(upgrade.messages).toEqual([{ type: 'response.create', model: 'gpt-ws', input: 'Hi' }]);
+    const expected = {
+      'gpt-ws': { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 },
+    };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+
+    // A second response on the same connection is a second metered call.
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'Again' }));
+    await client.until(8);
+    const twice = {
+      'gpt-ws': { requests: 2, input: 64, output: 18, cacheRead: 16, cacheWrite: 0, reasoning: 4 },
+    };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), twice)).toEqual(twice);
+    client.ws.close();
+  });
+
+  test('a missing or wrong key is refused before any upgrade, in the vendor shape, not to be retried', async () => {
+    const before = vendor.upgrades.length;
+    for (const headers of [{}, { authorization: `Bearer gwk_${'Z'.repeat(43)}` }] as Record<
+      string,
+      string
+    >[]) {
+      const res = await rawUpgrade(`${gw.base}/v1/responses`, headers);
+      expect(res.status).toBe(401);
+      expect(res.headers['x-should-retry']).toBe('false');
+      expect(res.headers['genway-request-id']).toBeTruthy();
+      expect(JSON.parse(res.body).error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      });
+    }
+    expect(vendor.upgrades.length).toBe(before);
+  });
+
+  test('an upgrade on a path without a WebSocket mode is a 404', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const res = await rawUpgrade(`${gw.base}/v1/chat/completions`, { authorization: `Bearer ${key}` });
+    expect(res.status).toBe(404);
+    expect(JSON.parse(res.body).error.code).toBe('not_found');
+  });
+
+  test('the vendor refusing the upgrade: its answer reaches the client unchanged', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    vendor.refuseNext = { status: 403, body: '{"error":{"message":"no ws for you","type":"x"}}' };
+    const res = await rawUpgrade(`${gw.base}/v1/responses`, { authorization: `Bearer ${key}` });
+    expect(res.status).toBe(403);
+    expect(res.body).toBe('{"error":{"message":"no ws for you","type":"x"}}');
+  });
+
+  test('a key with an allow-list: a response for another model is refused on the connection, not forwarded', async () => {
+    const { key } = await fundedKey(gw.h.services, 10, { models: ['gpt-ws'] });
+    const client = await connect(wsUrl(), key);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-forbidden', input: 'x' }));
+    const [refusal] = await client.until(1);
+    expect(refusal).toMatchObject({
+      type: 'error',
+      status: 403,
+      error: { type: 'invalid_request_error', code: 'model_not_found' },
+    });
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'x' }));
+    const events = await client.until(5);
+    expect(events[4].type).toBe('response.completed');
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.messages).toEqual([{ type: 'response.create', model: 'gpt-ws', input: 'x' }]);
+    client.ws.close();
+  });
+
+  test('a key revoked while connected: its next response is refused and the connection closed (1008)', async () => {
+    const { key, keyId } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'x' }));
+    await client.until(4);
+    await gw.h.services.accounts.revokeKey(keyId);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'x' }));
+    const events = await client.until(5);
+    expect(events[4]).toMatchObject({ type: 'error', status: 401 });
+    expect((await client.closed).code).toBe(1008);
+    expect(vendor.upgrades[vendor.upgrades.length - 1].messages).toHaveLength(1);
+  });
+
+  test('the vendor mount /openai reaches the same WebSocket mode', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl('/openai/v1/responses'), key);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'x' }));
+    expect((await client.until(4))[3].type).toBe('response.completed');
+    expect(vendor.upgrades[vendor.upgrades.length - 1].url).toBe('/v1/responses');
+    client.ws.close();
+  });
+});
