@@ -11,6 +11,7 @@ const agent = new http.Agent({ keepAlive: true, scheduling: 'lifo' });
 
 const server = http.createServer({ noDelay: true }, (req, res) => {
   const headers = { ...req.headers, 'x-api-key': 'sk-bench-vendor' };
+  if (headers.authorization) headers.authorization = 'Bearer sk-bench-vendor';
   delete headers.connection;
   const up = http.request(
     { host: '127.0.0.1', port: upstreamPort, method: req.method, path: req.url, headers, agent },

@@ -12,6 +12,24 @@ export const JSON_ANSWER = Buffer.from(
   }),
 );
 
+/** The chat-completions answer (OpenAI format), about the same size. */
+export const CHAT_ANSWER = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: 1700000000,
+    model: 'gpt-bench',
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'The quick brown fox jumps over the lazy dog. '.repeat(8) },
+        finish_reason: 'stop',
+      },
+    ],
+    usage: { prompt_tokens: 25, completion_tokens: 97, total_tokens: 122 },
+  }),
+);
+
 export const SSE_EVENT_GAP_MS = 50;
 
 export const sseEvent = (i: number): string =>

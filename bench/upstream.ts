@@ -1,25 +1,44 @@
 /**
  * The vendor stand-in for bench:gateway, run as its own process so its CPU never counts against a proxy:
  * - POST /v1/messages, JSON body: a fixed ~600-byte messages-format answer with usage;
+ * - POST /v1/chat/completions: the same size of chat-completions answer;
+ * - POST /v1/files: an upload, read to its end (and hashed), answered with its byte count and SHA-256;
  * - `"bench":"sse"` in the body: five events, each after a 50 ms wait;
  * - `"bench":"big"` in the body: BIG_BYTES of event stream (deterministic, see bigChunk), with backpressure.
  * Prints its port on stdout once listening.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { BIG_BYTES, bigChunk, JSON_ANSWER, SSE_EVENT_GAP_MS, sseEvent } from './upstream-data';
+import { createHash } from 'node:crypto';
+import { BIG_BYTES, bigChunk, CHAT_ANSWER, JSON_ANSWER, SSE_EVENT_GAP_MS, sseEvent } from './upstream-data';
 
 const server = http.createServer({ noDelay: true }, (req, res) => {
+  if (req.url === '/v1/files') return upload(req, res);
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const body = Buffer.concat(chunks).toString();
     if (body.includes('"bench":"sse"')) return sse(res);
     if (body.includes('"bench":"big"')) return big(res);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': JSON_ANSWER.length });
-    res.end(JSON_ANSWER);
+    const answer = req.url === '/v1/chat/completions' ? CHAT_ANSWER : JSON_ANSWER;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length });
+    res.end(answer);
   });
 });
+
+function upload(req: http.IncomingMessage, res: http.ServerResponse): void {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  req.on('data', (c: Buffer) => {
+    bytes += c.length;
+    hash.update(c);
+  });
+  req.on('end', () => {
+    const body = JSON.stringify({ id: 'file-bench', bytes, sha256: hash.digest('hex') });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+}
 
 function sse(res: http.ServerResponse): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });

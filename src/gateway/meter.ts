@@ -31,8 +31,8 @@ const TOKEN_TYPES = [
   ['reasoning', 'reasoning'],
 ] as const;
 
-function addInto(totals: ModelUsage, more: TokenUsage & { requests?: number }): void {
-  totals.requests += more.requests ?? 1;
+function addInto(totals: ModelUsage, more: TokenUsage, requests: number): void {
+  totals.requests += requests;
   totals.input += more.input;
   totals.output += more.output;
   totals.cacheRead += more.cacheRead;
@@ -59,10 +59,10 @@ export class UsageMeter {
   ) {}
 
   /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
-  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage & { requests?: number }): void {
+  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage, requests = 1): void {
     const entry = this.entry(vendor, keyId, model);
-    addInto(entry.totals, usage);
-    addInto(entry.uncounted, usage);
+    addInto(entry.totals, usage, requests);
+    addInto(entry.uncounted, usage, requests);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 
@@ -108,7 +108,8 @@ export class UsageMeter {
       'writing gateway usage failed; retrying at the next flush',
     );
     // Back in line for the next flush; the counters already have their tokens.
-    for (const p of failed) addInto(this.entry(p.vendor, p.keyId, p.model).totals, p.totals);
+    for (const p of failed)
+      addInto(this.entry(p.vendor, p.keyId, p.model).totals, p.totals, p.totals.requests);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 

@@ -100,6 +100,8 @@ export interface ForwardOptions {
    * response body chunk, as sent to the client.
    */
   onResponse?(status: number, headers: ResponseHeaders): ((chunk: Buffer) => void) | undefined;
+  /** Whether `onResponse` may rewrite the headers it is given (they are then written from the object). */
+  rewritesHeaders?: boolean;
   /** The vendor's body is over: the client's response ends once what this returns has settled. */
   beforeEnd?(): Promise<unknown> | undefined;
   /** Runs once when the client's response is over (finished or cut). */
@@ -109,6 +111,15 @@ export interface ForwardOptions {
 export interface ProxyOptions {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+}
+
+/** undici's core handler callbacks (what its dispatcher calls; see `forward`). */
+interface LegacyHandler {
+  onConnect(abort: (err?: Error) => void): void;
+  onHeaders(status: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean;
+  onData(chunk: Buffer): boolean;
+  onComplete(trailers: Buffer[] | null): void;
+  onError(err: Error): void;
 }
 
 /** The client went away: the reason the upstream request is aborted with. */
@@ -164,21 +175,73 @@ export class VendorProxy {
     return out;
   }
 
-  forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): void {
+  /**
+   * Starts the exchange. Returns what the caller must run once the client's response closes (finished or cut):
+   * the caller owns the one 'close' listener of the response.
+   *
+   * The handler speaks undici's core callbacks (onConnect, onHeaders, onData, onComplete, onError), which its
+   * dispatcher calls directly: the newer controller-style handler is adapted onto these by a wrapper that also
+   * parses every header list into an object, which this proxy only needs on the routes that read headers.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): () => void {
     const { upstream: vendor, body, requestId } = options;
     const { connectTimeoutMs, idleTimeoutMs } = this.options;
     const exchange: Exchange = { start: options.start, sent: 0, complete: false };
-    let controller: Dispatcher.DispatchController | undefined;
+    let abortUpstream: ((err?: Error) => void) | undefined;
+    let resumeUpstream: (() => void) | undefined;
     let closed = false;
     let tap: ((chunk: Buffer) => void) | undefined;
+    const resume = () => resumeUpstream?.();
 
-    res.once('close', () => {
-      closed = true;
-      // The client went away (or the response is over): stop the upstream work either way.
-      if (!exchange.complete) controller?.abort(new ClientGone());
-      options.onClose(exchange);
-    });
-    res.on('drain', () => controller?.resume());
+    const handler: LegacyHandler = {
+      onConnect: (abort) => {
+        abortUpstream = abort;
+        if (closed) abort(new ClientGone());
+      },
+      onHeaders: (status, raw, resumeFn, statusMessage) => {
+        if (status < 200) return true; // 1xx: informational, the final answer follows
+        exchange.headers = performance.now();
+        exchange.status = status;
+        resumeUpstream = resumeFn;
+        if (closed) return true;
+        this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
+        return true;
+      },
+      onData: (chunk) => {
+        if (closed) return true; // aborted already; what was in flight goes nowhere
+        tap?.(chunk);
+        if (res.write(chunk)) return true;
+        res.once('drain', resume);
+        return false;
+      },
+      onComplete: () => {
+        exchange.upstreamEnd = performance.now();
+        exchange.complete = true;
+        const held = options.beforeEnd?.();
+        if (held) void held.finally(() => res.end());
+        else res.end();
+      },
+      onError: (err) => {
+        if (closed || err instanceof ClientGone) return;
+        // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
+        if (exchange.headers !== undefined || res.headersSent) {
+          res.destroy();
+          return;
+        }
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        const phase = TIMEOUT_PHASE[code];
+        const apiError = phase
+          ? new ApiError(
+              'gateway_timeout',
+              `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
+            )
+          : new ApiError(
+              'bad_gateway',
+              `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
+            );
+        vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
+      },
+    };
 
     exchange.sent = performance.now();
     this.agent.dispatch(
@@ -191,82 +254,72 @@ export class VendorProxy {
         // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
         body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
       },
-      {
-        onRequestStart: (c) => {
-          controller = c;
-          if (closed) c.abort(new ClientGone());
-        },
-        onResponseStart: (_c, status, headers, statusMessage) => {
-          if (status < 200) return; // 1xx: informational, the final answer follows
-          exchange.headers = performance.now();
-          exchange.status = status;
-          if (closed) return;
-          tap = options.onResponse?.(status, headers as ResponseHeaders);
-          this.writeHead(res, status, statusMessage, headers as ResponseHeaders, exchange, requestId);
-        },
-        onResponseData: (c, chunk) => {
-          if (closed) return; // aborted already; what was in flight goes nowhere
-          tap?.(chunk);
-          if (!res.write(chunk)) c.pause();
-        },
-        onResponseEnd: () => {
-          exchange.upstreamEnd = performance.now();
-          exchange.complete = true;
-          const held = options.beforeEnd?.();
-          if (held) void held.finally(() => res.end());
-          else res.end();
-        },
-        onResponseError: (_c, err) => {
-          if (closed || err instanceof ClientGone) return;
-          // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
-          if (exchange.headers !== undefined || res.headersSent) {
-            res.destroy();
-            return;
-          }
-          const code = (err as NodeJS.ErrnoException).code ?? '';
-          const phase = TIMEOUT_PHASE[code];
-          const apiError = phase
-            ? new ApiError(
-                'gateway_timeout',
-                `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
-              )
-            : new ApiError(
-                'bad_gateway',
-                `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
-              );
-          vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
-        },
-      },
+      handler as unknown as Dispatcher.DispatchHandler,
     );
+    return () => {
+      closed = true;
+      // The client went away (or the response is over): stop the upstream work either way.
+      if (!exchange.complete) abortUpstream?.(new ClientGone());
+      options.onClose(exchange);
+    };
   }
 
   /**
    * The vendor's status and headers, minus hop-by-hop ones, plus Genway's own, written in one flat list:
-   * nothing was set on `res` before, so Node writes them as given (repeated ones such as Set-Cookie kept).
+   * nothing was set on `res` before, so Node writes them as given (repeated ones such as Set-Cookie kept). The
+   * route's `onResponse` sees them as an object first, and may rewrite them.
    */
   private writeHead(
     res: ServerResponse,
     status: number,
     statusMessage: string | undefined,
-    headers: ResponseHeaders,
+    raw: Buffer[],
     exchange: Exchange,
     requestId: string,
+    options: ForwardOptions,
+    setTap: (tap: ((chunk: Buffer) => void) | undefined) => void,
   ): void {
-    const listed = connectionTokens(headers.connection);
-    const out: string[] = [REQUEST_ID_HEADER, requestId];
-    for (const name in headers) {
-      if (DROP_FROM_RESPONSE.has(name) || listed?.has(name)) continue;
-      const value = headers[name]!;
-      if (typeof value === 'string') out.push(name, value);
-      else for (const v of value) out.push(name, v);
+    let out: string[] = [REQUEST_ID_HEADER, requestId];
+    let connection: string | undefined;
+    let via: string | undefined;
+    let hasLength = false;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i].toString('latin1').toLowerCase();
+      const value = raw[i + 1].toString('latin1');
+      if (name === 'connection') connection = connection ? `${connection}, ${value}` : value;
+      else if (name === 'via') via = via ? `${via}, ${value}` : value;
+      else if (name === 'content-length') hasLength = true;
+      if (!DROP_FROM_RESPONSE.has(name)) out.push(name, value);
     }
-    const via = headers.via;
-    out.push('Via', via ? `${String(via)}, ${VIA_ENTRY}` : VIA_ENTRY);
+    if (options.onResponse) {
+      const headers: ResponseHeaders = {};
+      for (let i = 2; i < out.length; i += 2) {
+        const prev = headers[out[i]];
+        headers[out[i]] = prev === undefined ? out[i + 1] : [prev].flat().concat(out[i + 1]);
+      }
+      setTap(options.onResponse(status, headers));
+      // A route that rewrites headers (a resumable upload's session URL): the list is rebuilt from the object.
+      if (options.rewritesHeaders) {
+        out = [REQUEST_ID_HEADER, requestId];
+        for (const name in headers) {
+          const value = headers[name]!;
+          if (typeof value === 'string') out.push(name, value);
+          else for (const v of value) out.push(name, v);
+        }
+      }
+    }
+    const listed = connectionTokens(connection);
+    if (listed) {
+      const kept: string[] = [];
+      for (let i = 0; i < out.length; i += 2) if (!listed.has(out[i])) kept.push(out[i], out[i + 1]);
+      out = kept;
+    }
+    out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
     const overheadMs = exchange.sent - exchange.start + (performance.now() - exchange.headers!);
     out.push('X-Genway-Overhead-Ms', overheadMs.toFixed(3));
     res.writeHead(status, statusMessage || undefined, out);
     // Streams (no length known up front) get their headers now, before the first event.
-    if (headers['content-length'] === undefined) res.flushHeaders();
+    if (!hasLength) res.flushHeaders();
   }
 
   close(): Promise<void> {

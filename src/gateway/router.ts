@@ -6,7 +6,7 @@ import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
 import { admit, bearerToken } from '../http/auth';
-import { logRequest, observeRequest, requestIdOf } from '../http/request-context';
+import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
@@ -121,10 +121,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 type Json = Record<string, unknown>;
 
-function parseJson(body: Buffer | null): Json | undefined {
-  if (!body) return undefined;
+function parseJson(text: string | undefined): Json | undefined {
+  if (!text) return undefined;
   try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
+    const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
   } catch {
     return undefined;
@@ -188,6 +188,8 @@ interface Call {
   start: number;
   route: string;
   upstream: Upstream;
+  /** The proxy's part of the response closing, once it forwards. */
+  closed?: () => void;
 }
 
 /**
@@ -208,6 +210,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   const prices = new Map(Object.entries(gateway.prices));
   const meter = new UsageMeter(store.usage, metrics, logger, gateway.usageFlushMs);
   const objects = store.vendorObjects;
+  const observeRequest = requestObserver(metrics);
   const admission = {
     accounts,
     keyGate: store.keyGate,
@@ -216,38 +219,48 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   };
 
   /** Meters readings and charges their price: per call, or once per object (batch results, at the batch price). */
-  async function account(
+  async function accountOnce(
+    upstream: Upstream,
+    auth: AuthContext,
+    readings: UsageReading[],
+    billOnce: string,
+  ): Promise<void> {
+    const [billed] = await objects.recall(upstream.name, [`billed:${billOnce}`]);
+    if (billed) return;
+    await objects.remember(
+      upstream.name,
+      [{ id: `billed:${billOnce}`, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
+      gateway.objectTtlMs,
+    );
+    await account(upstream, auth, undefined, readings, billOnce);
+  }
+
+  function account(
     upstream: Upstream,
     auth: AuthContext,
     requestModel: string | undefined,
     readings: UsageReading[],
     billOnce?: string,
-  ): Promise<void> {
-    if (billOnce) {
-      const [billed] = await objects.recall(upstream.name, [`billed:${billOnce}`]);
-      if (billed) return;
-      await objects.remember(
-        upstream.name,
-        [{ id: `billed:${billOnce}`, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
-        gateway.objectTtlMs,
-      );
-    }
+  ): Promise<unknown> | undefined {
     let micros = 0;
     for (const r of readings) {
       const model = modelLabel(requestModel ?? r.model);
-      meter.add(upstream.name, auth.keyId, model, { ...r.usage, requests: r.requests });
+      meter.add(upstream.name, auth.keyId, model, r.usage, r.requests);
       const price = prices.get(model);
       if (price) micros += cost(price, r.usage) * (billOnce ? gateway.batchPriceFactor : 1);
     }
     micros = Math.round(micros);
+    if (micros <= 0) return undefined;
     // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
     const reference = billOnce ? `llm-batch:${upstream.name}:${billOnce}` : `llm:${randomUUID()}`;
-    if (micros > 0) await accounts.chargeAtMost(auth.accountId, micros, reference);
+    return accounts.chargeAtMost(auth.accountId, micros, reference);
   }
 
-  /** A call to a priced model needs a balance left (what it costs is only known once it ran). */
-  async function assertBalanceFor(auth: AuthContext, models: (string | undefined)[]): Promise<void> {
-    if (!models.some((m) => m && prices.has(m))) return;
+  /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
+  const needsBalance = (models: (string | undefined)[]) =>
+    prices.size > 0 && models.some((m) => m !== undefined && prices.has(m));
+
+  async function assertBalance(auth: AuthContext): Promise<void> {
     if (((await store.accounts.balanceMicros(auth.accountId)) ?? 0) > 0) return;
     throw new ApiError(
       'insufficient_balance',
@@ -255,23 +268,39 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     );
   }
 
-  function observe(upstream: Upstream, exchange: Exchange): void {
-    const end = performance.now();
-    const labels = { vendor: upstream.name, status_class: statusClass(exchange.status) };
-    metrics.gatewayUpstreamResponses.inc({ vendor: upstream.name, code: String(exchange.status ?? 0) });
-    const upstreamEnd = exchange.upstreamEnd ?? end;
-    if (exchange.headers !== undefined) {
-      metrics.gatewayTimeToFirstByte.observe(labels, (exchange.headers - exchange.sent) / 1000);
-    }
-    metrics.gatewayUpstreamDuration.observe(labels, (upstreamEnd - exchange.sent) / 1000);
-    const overhead = end - exchange.start - (upstreamEnd - exchange.sent);
-    metrics.gatewayOverhead.observe(labels, Math.max(0, overhead) / 1000);
+  /** The upstream metrics of one vendor and status, bound once (a handful of label sets per vendor). */
+  const bound = new Map<string, Map<number, ReturnType<typeof bindUpstreamMetrics>>>();
+  function bindUpstreamMetrics(vendor: string, status: number | undefined) {
+    const labels = { vendor, status_class: statusClass(status) };
+    return {
+      responses: metrics.gatewayUpstreamResponses.child({ vendor, code: String(status ?? 0) }),
+      ttfb: metrics.gatewayTimeToFirstByte.child(labels),
+      duration: metrics.gatewayUpstreamDuration.child(labels),
+      overhead: metrics.gatewayOverhead.child(labels),
+    };
   }
 
+  function observe(upstream: Upstream, exchange: Exchange): void {
+    const end = performance.now();
+    const status = exchange.status ?? 0;
+    let byStatus = bound.get(upstream.name);
+    if (!byStatus) bound.set(upstream.name, (byStatus = new Map()));
+    let m = byStatus.get(status);
+    if (!m) byStatus.set(status, (m = bindUpstreamMetrics(upstream.name, exchange.status)));
+    m.responses.inc();
+    const upstreamEnd = exchange.upstreamEnd ?? end;
+    if (exchange.headers !== undefined) m.ttfb.observe((exchange.headers - exchange.sent) / 1000);
+    m.duration.observe((upstreamEnd - exchange.sent) / 1000);
+    const overhead = end - exchange.start - (upstreamEnd - exchange.sent);
+    m.overhead.observe(Math.max(0, overhead) / 1000);
+  }
+
+  /** The one 'close' listener of a gateway response: the proxy's end of it, then metrics and the access line. */
   function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
     res.once('close', () => {
+      call.closed?.();
       const { requestId, start, route } = call;
-      observeRequest(metrics, route, req.method!, res.statusCode, start);
+      observeRequest(route, req.method!, res.statusCode, start);
       logRequest(
         logger,
         { requestId, method: req.method!, url: req.url!, status: res.statusCode, start, route },
@@ -376,7 +405,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         spec.stored !== undefined ||
         (spec.model === 'batch' && !!auth.models));
     const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
-    const json = parseJson(body);
+    const text = body?.toString('utf8');
+    const json = parseJson(text);
 
     // The model as the client named it: for the allow-list, the price table and the usage labels, so usage and
     // prices line up whatever version string the vendor answers with.
@@ -392,10 +422,10 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       }
     }
     const model = spec?.model === 'batch' ? undefined : models[0];
-    await assertBalanceFor(auth, models);
+    if (needsBalance(models)) await assertBalance(auth);
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
-    const named = namedObjects(spec, vendor, params, r.query, body);
+    const named = namedObjects(spec, vendor, params, r.query, text);
     let owner: ObjectOwner | undefined;
     let key: string | undefined;
     if (named.length) {
@@ -439,26 +469,33 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
     let tap: UsageTap | null = null;
     let watch: ((chunk: Buffer) => void) | undefined;
-    proxy.forward(req, res, {
+    if (res.destroyed || req.socket.destroyed) return; // the client left while it was admitted
+    call.closed = proxy.forward(req, res, {
       upstream,
       key,
       path: query ? `${r.path}?${query}` : r.path,
       body: body ?? (hasBody ? req : null),
       start: call.start,
       requestId: call.requestId,
-      onResponse: (status, headers) => {
-        if (status < 200 || status >= 300) return undefined;
-        if (format)
-          tap = createUsageTap(format, first(headers['content-type']), first(headers['content-encoding']));
-        if (creates)
-          watch = watchCreated(creates, headers, clientBase(req, r.mount), upstream.base, remember);
-        if (!tap && !watch) return undefined;
-        const t = tap as UsageTap | null;
-        return (chunk) => {
-          t?.write(chunk);
-          watch?.(chunk);
-        };
-      },
+      rewritesHeaders: creates?.headers !== undefined,
+      onResponse:
+        !format && !creates
+          ? undefined
+          : (status, headers) => {
+              if (status < 200 || status >= 300) return undefined;
+              if (format)
+                tap = createUsageTap(
+                  format,
+                  first(headers['content-type']),
+                  first(headers['content-encoding']),
+                );
+              if (creates)
+                watch = watchCreated(creates, headers, clientBase(req, r.mount), upstream.base, remember);
+              const t = tap as UsageTap | null;
+              if (!watch) return t?.write;
+              const w = watch;
+              return t ? (chunk) => (t.write(chunk), w(chunk)) : w;
+            },
       beforeEnd: () => {
         watch?.(END);
         return remembered.length ? Promise.all(remembered) : undefined;
@@ -468,14 +505,21 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         const t = tap as UsageTap | null;
         if (!t || (billOnce && !exchange.complete)) return;
         // Complete usage at the end of a response; what was seen so far when the client left early.
-        void t
-          .finish()
-          .then((readings) =>
-            readings.length ? account(upstream, auth, model, readings, billOnce) : undefined,
-          )
-          .catch((err: unknown) =>
-            logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed'),
-          );
+        const record = (readings: UsageReading[]) =>
+          !readings.length
+            ? undefined
+            : billOnce
+              ? accountOnce(upstream, auth, readings, billOnce)
+              : account(upstream, auth, model, readings);
+        const failed = (err: unknown) =>
+          logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed');
+        try {
+          const readings = t.finish();
+          const recorded = Array.isArray(readings) ? record(readings) : readings.then(record);
+          recorded?.catch(failed);
+        } catch (err) {
+          failed(err);
+        }
       },
     });
   }
@@ -537,7 +581,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
               );
             assertModelAllowed(auth, model);
           }
-          await assertBalanceFor(auth, model ? [model] : []);
+          if (model && prices.has(model)) await assertBalance(auth);
         },
         key: upstream.nextKey(),
         requestId: requestIdOf(req),
@@ -545,7 +589,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         connectTimeoutMs: gateway.connectTimeoutMs,
         logger,
         onUsage: (auth, model, readings) =>
-          account(upstream, auth, model, readings).catch((err: unknown) =>
+          void account(upstream, auth, model, readings)?.catch((err: unknown) =>
             logger.error({ err, vendor: upstream.name }, 'recording gateway usage failed'),
           ),
       });
@@ -564,7 +608,7 @@ function namedObjects(
   vendor: VendorDefinition,
   params: Record<string, string>,
   query: string,
-  body: Buffer | null,
+  text: string | undefined,
 ): string[] {
   const ids: string[] = [];
   if (spec?.object)
@@ -573,9 +617,8 @@ function namedObjects(
     const id = new URLSearchParams(query).get(spec.objectQuery);
     if (id) ids.push(id);
   }
-  if (spec?.refs && body && vendor.refs) {
-    const text = body.toString('utf8');
-    if (vendor.refs.hints.some((h) => text.includes(h))) ids.push(...vendor.refs.find(text));
+  if (spec?.refs && text && vendor.refs && vendor.refs.hints.some((h) => text.includes(h))) {
+    ids.push(...vendor.refs.find(text));
   }
   return ids;
 }
@@ -616,7 +659,7 @@ function watchCreated(
     if (!jsonDone && (ended || size > CREATED_JSON_BYTES)) {
       jsonDone = true;
       if (size <= CREATED_JSON_BYTES) {
-        const parsed = parseJson(Buffer.concat(chunks));
+        const parsed = parseJson(Buffer.concat(chunks).toString('utf8'));
         if (parsed) remember(json!(parsed));
       }
     }

@@ -11,6 +11,11 @@ export interface Route {
   readonly params: readonly string[];
 }
 
+interface Match {
+  route: Route;
+  params: Record<string, string>;
+}
+
 /** Where a request goes: a vendor, and its route unless the path is unknown (a vendor mount passes it anyway). */
 export type Resolution =
   | { kind: 'route'; vendor: VendorDefinition; route: Route; params: Record<string, string> }
@@ -67,6 +72,8 @@ export class RouteTable {
   private readonly exact = new Map<string, Route[]>();
   private readonly patterns = new Map<string, Route[]>();
   private readonly all: Route[] = [];
+  /** Every route an exact path matches, patterns included, found once at start: no regex on those paths. */
+  private readonly known = new Map<string, Match[]>();
 
   constructor(private readonly vendors: readonly VendorDefinition[]) {
     for (const vendor of vendors) {
@@ -83,11 +90,16 @@ export class RouteTable {
         }
       }
     }
+    for (const path of this.exact.keys()) this.known.set(path, this.scan(path));
   }
 
   /** Every route whose path matches, with its parameters. */
-  private matches(path: string): { route: Route; params: Record<string, string> }[] {
-    const out: { route: Route; params: Record<string, string> }[] = [];
+  private matches(path: string): Match[] {
+    return this.known.get(path) ?? this.scan(path);
+  }
+
+  private scan(path: string): Match[] {
+    const out: Match[] = [];
     for (const route of this.exact.get(path) ?? []) out.push({ route, params: {} });
     const buckets = [bucketOf(path)];
     const first = path.indexOf('/', 1);

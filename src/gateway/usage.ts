@@ -17,8 +17,11 @@ export interface UsageReading {
 
 export interface UsageTap {
   write(chunk: Buffer): void;
-  /** What was seen: complete at the end of the response, partial when the client went away first. */
-  finish(): Promise<UsageReading[]>;
+  /**
+   * What was seen: complete at the end of the response, partial when the client went away first. At once for a
+   * plain body; a compressed one resolves once its decompressor has flushed.
+   */
+  finish(): UsageReading[] | Promise<UsageReading[]>;
 }
 
 type Obj = Record<string, unknown>;
@@ -199,8 +202,12 @@ class JsonSink implements Sink {
   end(): UsageReading[] {
     const body = this.format.body;
     if (!body) return [];
-    const text = (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)).toString('utf8');
+    const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
+    // Decode only from the first occurrence of the key on (usage sits at the end; the rest is content).
+    const first = bytes.indexOf(body.key);
+    if (first === -1) return [];
+    const text = bytes.toString('utf8', first);
     const usage = lastUsage(text, body.key, body.marker);
     if (!usage) return [];
     const acc = new UsageAccumulator();
@@ -255,7 +262,7 @@ export function createUsageTap(
 
   const inflate = decompressor(contentEncoding);
   if (inflate === undefined) return null;
-  if (inflate === null) return { write: (chunk) => sink.feed(chunk), finish: async () => sink.end() };
+  if (inflate === null) return { write: (chunk) => sink.feed(chunk), finish: () => sink.end() };
   const stream = inflate;
   let broken = false;
   stream.on('data', (chunk: Buffer) => sink.feed(chunk));

@@ -103,10 +103,11 @@ export class UsageAccumulator {
   /** Counts of this response so far: a later figure replaces an earlier one (streams report running totals). */
   set(fields: Partial<TokenUsage>): void {
     const u = (this.usage ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
-    for (const name in fields) {
-      const value = fields[name as keyof TokenUsage];
-      if (value !== undefined) u[name as keyof TokenUsage] = value;
-    }
+    if (fields.input !== undefined) u.input = fields.input;
+    if (fields.output !== undefined) u.output = fields.output;
+    if (fields.cacheRead !== undefined) u.cacheRead = fields.cacheRead;
+    if (fields.cacheWrite !== undefined) u.cacheWrite = fields.cacheWrite;
+    if (fields.reasoning !== undefined) u.reasoning = fields.reasoning;
   }
 }
 

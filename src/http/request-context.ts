@@ -21,6 +21,7 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
  * child logger: the line is only built when info is enabled.
  */
 export function requestContext(logger: Logger, metrics: Metrics): RequestHandler {
+  const observeRequest = requestObserver(metrics);
   return (req, res, next) => {
     const start = performance.now();
     const requestId = requestIdOf(req);
@@ -29,7 +30,7 @@ export function requestContext(logger: Logger, metrics: Metrics): RequestHandler
     const quiet = QUIET_PATHS.has(req.path);
     res.once('close', () => {
       const route = res.locals.route ?? 'unmatched';
-      observeRequest(metrics, route, req.method, res.statusCode, start);
+      observeRequest(route, req.method, res.statusCode, start);
       if (quiet) return;
       const fields = {
         requestId,
@@ -45,17 +46,29 @@ export function requestContext(logger: Logger, metrics: Metrics): RequestHandler
   };
 }
 
-/** The request counter and duration histogram of one finished request. */
-export function observeRequest(
-  metrics: Metrics,
-  route: string,
-  method: string,
-  status: number,
-  start: number,
-): void {
-  const labels = { route, method, status: String(status) };
-  metrics.httpRequests.inc(labels);
-  metrics.httpDuration.observe(labels, (performance.now() - start) / 1000);
+export type RequestObserver = (route: string, method: string, status: number, start: number) => void;
+
+/**
+ * The request counter and duration histogram of finished requests, their label sets bound once per route, method
+ * and status (route templates and the methods Node parses are bounded sets).
+ */
+export function requestObserver(metrics: Metrics): RequestObserver {
+  type Bound = { requests: { inc(): void }; duration: { observe(v: number): void } };
+  const byRoute = new Map<string, Map<string, Map<number, Bound>>>();
+  return (route, method, status, start) => {
+    let byMethod = byRoute.get(route);
+    if (!byMethod) byRoute.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let bound = byStatus.get(status);
+    if (!bound) {
+      const labels = { route, method, status: String(status) };
+      bound = { requests: metrics.httpRequests.child(labels), duration: metrics.httpDuration.child(labels) };
+      byStatus.set(status, bound);
+    }
+    bound.requests.inc();
+    bound.duration.observe((performance.now() - start) / 1000);
+  };
 }
 
 /** One access line: id, method, redacted URL, status, time and route; never headers or bodies. */

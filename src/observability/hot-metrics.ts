@@ -35,9 +35,13 @@ abstract class HotMetric<L extends string, S extends Series<L>> {
 
   protected abstract create(labels: Labels<L>): S;
 
-  protected seriesOf(labels: Labels<L>): S {
+  protected idOf(labels: Labels<L>): string {
     let id = '';
     for (const name of this.labelNames) id += `${labels[name]}\u0000`;
+    return id;
+  }
+
+  protected seriesOf(labels: Labels<L>, id = this.idOf(labels)): S {
     let series = this.series.get(id);
     if (!series) {
       const own = {} as Labels<L>;
@@ -84,6 +88,12 @@ export class HotCounter<L extends string> extends HotMetric<L, CounterSeries<L>>
     this.seriesOf(labels).value += by;
   }
 
+  /** One label set, bound once: its increments skip building the label id (still right after a reset). */
+  child(labels: Labels<L>): { inc(by?: number): void } {
+    const id = this.idOf(labels);
+    return { inc: (by = 1) => void (this.seriesOf(labels, id).value += by) };
+  }
+
   protected values(): MetricValue[] {
     return [...this.series.values()].map(({ labels, value }) => ({ labels, value }));
   }
@@ -116,8 +126,17 @@ export class HotHistogram<L extends string> extends HotMetric<L, HistogramSeries
   }
 
   observe(labels: Labels<L>, value: number): void {
+    this.record(this.seriesOf(labels), value);
+  }
+
+  /** One label set, bound once: its observations skip building the label id (still right after a reset). */
+  child(labels: Labels<L>): { observe(value: number): void } {
+    const id = this.idOf(labels);
+    return { observe: (value) => this.record(this.seriesOf(labels, id), value) };
+  }
+
+  private record(series: HistogramSeries<L>, value: number): void {
     if (!Number.isFinite(value)) return;
-    const series = this.seriesOf(labels);
     const { buckets } = this;
     let i = 0;
     while (i < buckets.length && value > buckets[i]) i++;
