@@ -102,6 +102,11 @@ export interface ForwardOptions {
   onResponse?(status: number, headers: ResponseHeaders): ((chunk: Buffer) => void) | undefined;
   /** Whether `onResponse` may rewrite the headers it is given (they are then written from the object). */
   rewritesHeaders?: boolean;
+  /**
+   * Rewrites a successful, uncompressed response body of up to 1 MiB (held whole, then sent with its new length):
+   * absolute vendor URLs a client would otherwise follow past Genway. Larger or compressed bodies pass unchanged.
+   */
+  rewriteBody?(body: Buffer): Buffer;
   /** The vendor's body is over: the client's response ends once what this returns has settled. */
   beforeEnd?(): Promise<unknown> | undefined;
   /** Runs once when the client's response is over (finished or cut). */
@@ -111,6 +116,14 @@ export interface ForwardOptions {
 export interface ProxyOptions {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+}
+
+/** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
+const REWRITE_LIMIT = 1 << 20;
+
+function hasHeader(raw: Buffer[], name: string): boolean {
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toString('latin1').toLowerCase() === name) return true;
+  return false;
 }
 
 /** undici's core handler callbacks (what its dispatcher calls; see `forward`). */
@@ -192,6 +205,35 @@ export class VendorProxy {
     let closed = false;
     let tap: ((chunk: Buffer) => void) | undefined;
     const resume = () => resumeUpstream?.();
+    /** A body held for `rewriteBody`: the head waits for it. */
+    let held: {
+      status: number;
+      raw: Buffer[];
+      statusMessage: string;
+      chunks: Buffer[];
+      size: number;
+    } | null = null;
+    const writeHeld = (body?: Buffer) => {
+      const h = held!;
+      held = null;
+      const setTap = (t: typeof tap) => (tap = t);
+      this.writeHead(
+        res,
+        h.status,
+        h.statusMessage,
+        h.raw,
+        exchange,
+        requestId,
+        options,
+        setTap,
+        body?.length,
+      );
+      if (body) return void res.write(body);
+      for (const chunk of h.chunks) {
+        tap?.(chunk);
+        res.write(chunk);
+      }
+    };
 
     const handler: LegacyHandler = {
       onConnect: (abort) => {
@@ -204,11 +246,21 @@ export class VendorProxy {
         exchange.status = status;
         resumeUpstream = resumeFn;
         if (closed) return true;
+        if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
+          held = { status, raw, statusMessage, chunks: [], size: 0 };
+          return true;
+        }
         this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
         return true;
       },
       onData: (chunk) => {
         if (closed) return true; // aborted already; what was in flight goes nowhere
+        if (held) {
+          held.chunks.push(chunk);
+          held.size += chunk.length;
+          if (held.size > REWRITE_LIMIT) writeHeld(); // too big to be object metadata: passes unchanged
+          return true;
+        }
         tap?.(chunk);
         if (res.write(chunk)) return true;
         res.once('drain', resume);
@@ -217,8 +269,13 @@ export class VendorProxy {
       onComplete: () => {
         exchange.upstreamEnd = performance.now();
         exchange.complete = true;
-        const held = options.beforeEnd?.();
-        if (held) void held.finally(() => res.end());
+        if (held && !closed) {
+          const body = Buffer.concat(held.chunks, held.size);
+          for (const chunk of held.chunks) tap?.(chunk);
+          writeHeld(options.rewriteBody!(body));
+        }
+        const waiting = options.beforeEnd?.();
+        if (waiting) void waiting.finally(() => res.end());
         else res.end();
       },
       onError: (err) => {
@@ -278,6 +335,8 @@ export class VendorProxy {
     requestId: string,
     options: ForwardOptions,
     setTap: (tap: ((chunk: Buffer) => void) | undefined) => void,
+    /** The length of a rewritten body, in place of the vendor's. */
+    length?: number,
   ): void {
     let out: string[] = [REQUEST_ID_HEADER, requestId];
     let connection: string | undefined;
@@ -288,8 +347,15 @@ export class VendorProxy {
       const value = raw[i + 1].toString('latin1');
       if (name === 'connection') connection = connection ? `${connection}, ${value}` : value;
       else if (name === 'via') via = via ? `${via}, ${value}` : value;
-      else if (name === 'content-length') hasLength = true;
+      else if (name === 'content-length') {
+        hasLength = true;
+        if (length !== undefined) continue;
+      }
       if (!DROP_FROM_RESPONSE.has(name)) out.push(name, value);
+    }
+    if (length !== undefined) {
+      out.push('content-length', String(length));
+      hasLength = true;
     }
     if (options.onResponse) {
       const headers: ResponseHeaders = {};

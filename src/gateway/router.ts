@@ -478,6 +478,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       start: call.start,
       requestId: call.requestId,
       rewritesHeaders: creates?.headers !== undefined,
+      rewriteBody: spec?.absoluteUrls ? pointingBack(upstream.base, clientBase(req, r.mount)) : undefined,
       onResponse:
         !format && !creates
           ? undefined
@@ -621,6 +622,16 @@ function namedObjects(
     ids.push(...vendor.refs.find(text));
   }
   return ids;
+}
+
+/** Rewrites absolute vendor URLs in a JSON body to Genway's (the JSON may escape its slashes). */
+function pointingBack(vendorBase: string, base: string): (body: Buffer) => Buffer {
+  const escaped = vendorBase.replace(/\//g, '\\/');
+  return (body) => {
+    const text = body.toString('utf8');
+    if (!text.includes(vendorBase) && !text.includes(escaped)) return body;
+    return Buffer.from(text.split(vendorBase).join(base).split(escaped).join(base.replace(/\//g, '\\/')));
+  };
 }
 
 /** Marks the end of a body for `watchCreated`. */

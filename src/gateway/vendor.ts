@@ -70,6 +70,11 @@ export interface RouteOptions {
    * (responses), `on-request` only when it says `store: true` (chat completions); absent: always.
    */
   stored?: 'by-default' | 'on-request';
+  /**
+   * Its JSON answer holds absolute vendor URLs the vendor's SDK then calls with the client's key (Anthropic's
+   * `results_url`): they are rewritten to point back at Genway, or the SDK would take the Genway key to the vendor.
+   */
+  absoluteUrls?: boolean;
   /** A WebSocket endpoint (`GET` with `Upgrade: websocket`): its messages are admitted and metered one by one. */
   upgrade?: 'websocket';
   /** Never passed through, with this reason (calls that would hand the client a vendor credential). */

@@ -236,6 +236,81 @@ describe('LLM gateway with the official SDKs', () => {
     });
   });
 
+  describe('message batches (@anthropic-ai/sdk)', () => {
+    test('results_url points back at Genway, so the SDK fetches results with the vendor key, and they are billed once', async () => {
+      const batch = (status: string) => ({
+        id: 'msgbatch_sdk1',
+        type: 'message_batch',
+        processing_status: status,
+        request_counts: { processing: 0, succeeded: 2, errored: 0, canceled: 0, expired: 0 },
+        created_at: '2026-11-25T00:00:00Z',
+        ended_at: null,
+        expires_at: '2026-11-26T00:00:00Z',
+        archived_at: null,
+        cancel_initiated_at: null,
+        // Anthropic answers with its own absolute URL; the SDK calls it as it is.
+        results_url: status === 'ended' ? `${vendor.url}/v1/messages/batches/msgbatch_sdk1/results` : null,
+      });
+      const json = (body: unknown) => (_r: unknown, res: import('node:http').ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const line = (id: string, input: number, output: number) =>
+        JSON.stringify({
+          custom_id: id,
+          result: {
+            type: 'succeeded',
+            message: {
+              ...MESSAGE_JSON,
+              model: 'claude-priced',
+              usage: { input_tokens: input, output_tokens: output },
+            },
+          },
+        });
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new Anthropic({ baseURL: gw.base, apiKey: priced.key, maxRetries: 0 });
+
+      vendor.next(json(batch('in_progress')));
+      const created = await client.messages.batches.create({
+        requests: [
+          {
+            custom_id: 'a',
+            params: { model: 'claude-priced', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] },
+          },
+          {
+            custom_id: 'b',
+            params: { model: 'claude-priced', max_tokens: 8, messages: [{ role: 'user', content: 'y' }] },
+          },
+        ],
+      });
+      expect(created.id).toBe('msgbatch_sdk1');
+
+      for (let read = 0; read < 2; read++) {
+        vendor.next(json(batch('ended')));
+        vendor.next((_r, res) =>
+          res
+            .writeHead(200, { 'content-type': 'application/binary' })
+            .end(`${line('a', 1000, 100)}\n${line('b', 3000, 300)}\n`),
+        );
+        const seen: string[] = [];
+        for await (const result of await client.messages.batches.results('msgbatch_sdk1'))
+          seen.push(result.custom_id);
+        expect(seen).toEqual(['a', 'b']);
+        const fetched = vendor.last();
+        expect(fetched.url).toBe('/v1/messages/batches/msgbatch_sdk1/results');
+        expect(VENDOR_KEYS.anthropic).toContain(fetched.headers['x-api-key']);
+        expect(JSON.stringify(fetched.headers)).not.toContain(priced.key);
+      }
+      // 4000 input at 3 USD/MTok + 400 output at 15 USD/MTok = 12000 + 6000 = 18000 micro-USD, at the batch
+      // price (half): 9000, charged once however often the results are read.
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => [e.amountMicros, e.reference]);
+      expect(await settled(charges, [[9000, 'llm-batch:anthropic:msgbatch_sdk1']])).toEqual([
+        [9000, 'llm-batch:anthropic:msgbatch_sdk1'],
+      ]);
+    });
+  });
+
   describe('responses format (openai)', () => {
     test('non-streaming: the response object as sent; the vendor sees Bearer <vendor key>', async () => {
       const response = await openai().responses.create({ model: 'gpt-test', input: 'Hi' });
