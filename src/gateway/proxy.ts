@@ -107,6 +107,8 @@ export interface ForwardOptions {
    * absolute vendor URLs a client would otherwise follow past Genway. Larger or compressed bodies pass unchanged.
    */
   rewriteBody?(body: Buffer): Buffer;
+  /** Changes a successful response's bytes as they pass (after the tap saw them): `end` flushes what it held. */
+  transform?: { write(chunk: Buffer): Buffer; end(): Buffer };
   /** The vendor's body is over: the client's response ends once what this returns has settled. */
   beforeEnd?(): Promise<unknown> | undefined;
   /** Runs once when the client's response is over (finished or cut). */
@@ -121,10 +123,18 @@ export interface ProxyOptions {
 /** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
 const REWRITE_LIMIT = 1 << 20;
 
-function hasHeader(raw: Buffer[], name: string): boolean {
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].toString('latin1').toLowerCase() === name) return true;
-  return false;
+function header(raw: Buffer[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].toString('latin1').toLowerCase() === name) return raw[i + 1].toString('latin1');
+  }
+  return undefined;
 }
+
+const hasHeader = (raw: Buffer[], name: string) => header(raw, name) !== undefined;
+
+/** An uncompressed event stream: what a `transform` may change. */
+const isPlainEventStream = (raw: Buffer[]) =>
+  !hasHeader(raw, 'content-encoding') && (header(raw, 'content-type') ?? '').includes('text/event-stream');
 
 /** undici's core handler callbacks (what its dispatcher calls; see `forward`). */
 interface LegacyHandler {
@@ -204,6 +214,7 @@ export class VendorProxy {
     let resumeUpstream: (() => void) | undefined;
     let closed = false;
     let tap: ((chunk: Buffer) => void) | undefined;
+    let transform: ForwardOptions['transform'];
     const resume = () => resumeUpstream?.();
     /** A body held for `rewriteBody`: the head waits for it. */
     let held: {
@@ -246,6 +257,9 @@ export class VendorProxy {
         exchange.status = status;
         resumeUpstream = resumeFn;
         if (closed) return true;
+        if (options.transform && status < 300 && isPlainEventStream(raw)) {
+          transform = options.transform;
+        }
         if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
           held = { status, raw, statusMessage, chunks: [], size: 0 };
           return true;
@@ -262,6 +276,7 @@ export class VendorProxy {
           return true;
         }
         tap?.(chunk);
+        if (transform) chunk = transform.write(chunk);
         if (res.write(chunk)) return true;
         res.once('drain', resume);
         return false;
@@ -274,6 +289,7 @@ export class VendorProxy {
           for (const chunk of held.chunks) tap?.(chunk);
           writeHeld(options.rewriteBody!(body));
         }
+        if (transform && !closed) res.write(transform.end());
         const waiting = options.beforeEnd?.();
         if (waiting) void waiting.finally(() => res.end());
         else res.end();

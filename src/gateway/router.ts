@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
@@ -466,6 +467,14 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       );
     };
 
+    // A stream that reports no usage unless asked: asked for here, and the usage-only chunk kept from the client.
+    let sent = body;
+    let transform: ReturnType<typeof withoutUsageChunk> | undefined;
+    if (spec?.streamUsage && json?.stream === true && text && !asksForUsage(json)) {
+      sent = withUsageRequested(text, json);
+      transform = withoutUsageChunk();
+    }
+
     const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
     let tap: UsageTap | null = null;
     let watch: ((chunk: Buffer) => void) | undefined;
@@ -474,7 +483,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       upstream,
       key,
       path: query ? `${r.path}?${query}` : r.path,
-      body: body ?? (hasBody ? req : null),
+      body: sent ?? (hasBody ? req : null),
+      transform,
       start: call.start,
       requestId: call.requestId,
       rewritesHeaders: creates?.headers !== undefined,
@@ -622,6 +632,65 @@ function namedObjects(
     ids.push(...vendor.refs.find(text));
   }
   return ids;
+}
+
+function asksForUsage(json: Json): boolean {
+  const options = json.stream_options;
+  return typeof options === 'object' && options !== null && (options as Json).include_usage === true;
+}
+
+/**
+ * The body with `stream_options.include_usage` set: inserted after the opening brace when the client sent no
+ * `stream_options` (every other byte as sent), otherwise the body re-serialised with the option added.
+ */
+function withUsageRequested(text: string, json: Json): Buffer {
+  const open = text.indexOf('{');
+  if (json.stream_options === undefined && open !== -1) {
+    return Buffer.from(
+      `${text.slice(0, open + 1)}"stream_options":{"include_usage":true},${text.slice(open + 1)}`,
+    );
+  }
+  const options =
+    typeof json.stream_options === 'object' && json.stream_options !== null ? json.stream_options : {};
+  return Buffer.from(JSON.stringify({ ...json, stream_options: { ...options, include_usage: true } }));
+}
+
+/** An event the client did not ask for: the final chunk of an asked-for usage report (no choices, a usage). */
+const USAGE_ONLY = /"choices"\s*:\s*\[\s*\]/;
+
+/**
+ * Drops the usage-only chunk from an event stream as it passes (events split at blank lines; a partial event is
+ * held until its end arrives). Every other event goes on byte for byte.
+ */
+function withoutUsageChunk(): { write(chunk: Buffer): Buffer; end(): Buffer } {
+  const decoder = new StringDecoder('utf8');
+  let carry = '';
+  const pass = (text: string): string => {
+    let out = '';
+    let start = 0;
+    const boundary = /\r?\n\r?\n/g;
+    for (let m = boundary.exec(text); m; m = boundary.exec(text)) {
+      const end = m.index + m[0].length;
+      const event = text.slice(start, end);
+      if (!(event.includes('"usage"') && USAGE_ONLY.test(event))) out += event;
+      start = end;
+    }
+    carry = text.slice(start);
+    // No event is this long: not the stream this was meant for; what is held goes on unchanged.
+    if (carry.length > 1 << 20) {
+      out += carry;
+      carry = '';
+    }
+    return out;
+  };
+  return {
+    write: (chunk) => Buffer.from(pass(carry + decoder.write(chunk))),
+    end: () => {
+      const rest = carry + decoder.end();
+      carry = '';
+      return Buffer.from(rest);
+    },
+  };
 }
 
 /** Rewrites absolute vendor URLs in a JSON body to Genway's (the JSON may escape its slashes). */

@@ -71,6 +71,11 @@ export interface RouteOptions {
    */
   stored?: 'by-default' | 'on-request';
   /**
+   * Its stream reports usage only when the client asks (`stream_options.include_usage`): Genway asks on the
+   * client's behalf, so every stream is metered, and takes the extra usage-only chunk out of what the client gets.
+   */
+  streamUsage?: 'include_usage';
+  /**
    * Its JSON answer holds absolute vendor URLs the vendor's SDK then calls with the client's key (Anthropic's
    * `results_url`): they are rewritten to point back at Genway, or the SDK would take the Genway key to the vendor.
    */

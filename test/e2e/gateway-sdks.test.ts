@@ -373,6 +373,53 @@ describe('LLM gateway with the official SDKs', () => {
       expect(vendor.last()).toMatchObject({ method: 'DELETE', url: '/v1/responses/resp_elsewhere' });
     });
 
+    test('chat completions (JSON): the answer as sent; cached prompt and reasoning tokens metered apart', async () => {
+      const completion = await openai().chat.completions.create({
+        model: 'gpt-chat',
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      expect(completion.choices[0].message.content).toBe('Hello there');
+      expect(completion._request_id).toBeNull(); // the mock sends no x-request-id; Genway's own is apart
+      expect(vendor.last().url).toBe('/v1/chat/completions');
+      const expected = {
+        'gpt-chat': { requests: 1, input: 16, output: 5, cacheRead: 4, cacheWrite: 0, reasoning: 1 },
+      };
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    });
+
+    test('a chat stream without include_usage is metered all the same, and the client sees no extra chunk', async () => {
+      const stream = await openai().chat.completions.create({
+        model: 'gpt-chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      const chunks: { choices: unknown[]; usage?: unknown }[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      // Genway asked the vendor for usage, then took the usage-only chunk out: every chunk has a choice.
+      expect(chunks).toHaveLength(4);
+      expect(chunks.every((c) => c.choices.length === 1)).toBe(true);
+      const sent = JSON.parse(vendor.last().body.toString()) as { stream_options?: unknown };
+      expect(sent.stream_options).toEqual({ include_usage: true });
+      const expected = {
+        'gpt-chat': { requests: 1, input: 16, output: 5, cacheRead: 4, cacheWrite: 0, reasoning: 1 },
+      };
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    });
+
+    test('a chat stream that asks for usage gets it, unchanged', async () => {
+      const stream = await openai().chat.completions.create({
+        model: 'gpt-chat',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
+      const chunks: { choices: unknown[]; usage?: { prompt_tokens: number } | null }[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      expect(chunks).toHaveLength(5);
+      expect(chunks[4].choices).toEqual([]);
+      expect(chunks[4].usage?.prompt_tokens).toBe(20);
+    });
+
     test('GET /v1/models goes to the responses vendor without the messages headers', async () => {
       const page = await openai().models.list();
       expect(page.data.map((m) => m.id)).toEqual(['model-a']);

@@ -214,6 +214,53 @@ export const GENERATE_STREAM: unknown[] = [
   },
 ];
 
+/** A chat completion: "Hello there", 20 prompt tokens (4 cached), 6 completion tokens (1 reasoning). */
+export const CHAT_USAGE = {
+  prompt_tokens: 20,
+  completion_tokens: 6,
+  total_tokens: 26,
+  prompt_tokens_details: { cached_tokens: 4 },
+  completion_tokens_details: { reasoning_tokens: 1 },
+};
+
+export const CHAT_JSON = {
+  id: 'chatcmpl-mock',
+  object: 'chat.completion',
+  created: 1700000000,
+  model: 'gpt-test',
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: 'Hello there', refusal: null },
+      finish_reason: 'stop',
+    },
+  ],
+  usage: CHAT_USAGE,
+};
+
+/**
+ * A streamed chat completion as OpenAI sends it: with `include_usage`, every chunk carries `"usage":null` and a
+ * last chunk with no choices carries the usage.
+ */
+export function chatStream(includeUsage: boolean): string {
+  const chunk = (choices: unknown[]) => ({
+    id: 'chatcmpl-mock',
+    object: 'chat.completion.chunk',
+    created: 1700000000,
+    model: 'gpt-test',
+    choices,
+    ...(includeUsage ? { usage: null } : {}),
+  });
+  const events: unknown[] = [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: 'Hello' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: ' there' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+  ];
+  if (includeUsage) events.push({ ...chunk([]), usage: CHAT_USAGE });
+  return `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
+}
+
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -228,13 +275,22 @@ function stream(res: http.ServerResponse, text: string): void {
 /** Canned vendor answers by path; streaming when the body (or `alt=sse`) asks for it. */
 export const defaultAnswer: MockHandler = (req, res) => {
   const path = req.url.split('?')[0];
-  const wantsStream = (() => {
+  const parsed = (() => {
     try {
-      return (JSON.parse(req.body.toString()) as { stream?: boolean }).stream === true;
+      return JSON.parse(req.body.toString()) as {
+        stream?: boolean;
+        stream_options?: { include_usage?: boolean };
+      };
     } catch {
-      return false;
+      return {};
     }
   })();
+  const wantsStream = parsed.stream === true;
+  if (path === '/v1/chat/completions') {
+    return wantsStream
+      ? stream(res, chatStream(parsed.stream_options?.include_usage === true))
+      : json(res, 200, CHAT_JSON);
+  }
   if (path === '/v1/messages') {
     return wantsStream ? stream(res, sse(MESSAGES_STREAM)) : json(res, 200, MESSAGE_JSON);
   }

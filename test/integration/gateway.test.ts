@@ -129,6 +129,36 @@ describe('LLM gateway on the wire', () => {
     expect(vendor.last().headers['anthropic-version']).toBeUndefined();
   });
 
+  test('a chat stream gets include_usage added after its opening brace, every other byte as sent', async () => {
+    const odd =
+      ' { "model" : "gpt-x",\n "stream":true, "messages":[{"role":"user","content":"caf\\u00e9"}] }';
+    const res = await post('/v1/chat/completions', { authorization: `Bearer ${key}` }, odd);
+    expect(res.status).toBe(200);
+    expect(vendor.last().body.toString()).toBe(
+      ` {"stream_options":{"include_usage":true}, "model" : "gpt-x",\n "stream":true, "messages":[{"role":"user","content":"caf\\u00e9"}] }`,
+    );
+    // The client's stream: the four chunks and [DONE], without the usage-only chunk it did not ask for.
+    const events = res.body.toString().split('\n\n').filter(Boolean);
+    expect(events).toHaveLength(5);
+    expect(events[4]).toBe('data: [DONE]');
+    expect(events.some((e) => e.includes('"choices":[]'))).toBe(false);
+
+    // Options of its own are kept, with include_usage added.
+    await post(
+      '/v1/chat/completions',
+      { authorization: `Bearer ${key}` },
+      '{"model":"gpt-x","stream":true,"stream_options":{"include_obfuscation":false},"messages":[]}',
+    );
+    expect(JSON.parse(vendor.last().body.toString()).stream_options).toEqual({
+      include_obfuscation: false,
+      include_usage: true,
+    });
+    // Not streaming: the body goes as sent.
+    const plain = '{"model":"gpt-x","messages":[]}';
+    await post('/v1/chat/completions', { authorization: `Bearer ${key}` }, plain);
+    expect(vendor.last().body.toString()).toBe(plain);
+  });
+
   test('the key as ?key= works and never travels on; other query parameters do', async () => {
     const res = await post(
       `/v1beta/models/gemini-test:streamGenerateContent?alt=sse&key=${key}`,
