@@ -404,14 +404,18 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       (spec.model === 'body' ||
         spec.refs ||
         spec.stored !== undefined ||
-        (spec.model === 'batch' && !!auth.models));
+        (spec.model === 'batch' && !!auth.models) ||
+        (spec.model === 'form' && (!!auth.models || prices.size > 0)));
     const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
     const text = body?.toString('utf8');
     const json = parseJson(text);
 
     // The model as the client named it: for the allow-list, the price table and the usage labels, so usage and
     // prices line up whatever version string the vendor answers with.
-    const models = modelsOf(spec, vendor, params, json);
+    const models =
+      spec?.model === 'form'
+        ? [body ? formField(body, req.headers['content-type'], 'model') : undefined]
+        : modelsOf(spec, vendor, params, json);
     if (auth.models && models.length) {
       for (const model of models) {
         if (!model)
@@ -632,6 +636,29 @@ function namedObjects(
     ids.push(...vendor.refs.find(text));
   }
   return ids;
+}
+
+/** A text field of a multipart/form-data body (the model of an audio or image upload). */
+export function formField(body: Buffer, contentType: string | undefined, name: string): string | undefined {
+  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
+  if (!boundary) return undefined;
+  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
+  const disposition = new RegExp(`^content-disposition:\\s*form-data;\\s*name="${name}"\\s*(;|$)`, 'im');
+  for (let at = body.indexOf(delimiter); at !== -1; ) {
+    const next = body.indexOf(delimiter, at + delimiter.length);
+    if (next === -1) break;
+    const part = body.subarray(at + delimiter.length, next);
+    const split = part.indexOf('\r\n\r\n');
+    if (split !== -1 && part.length - split < 4096) {
+      const head = part.subarray(0, split).toString('latin1');
+      if (disposition.test(head.trim())) {
+        const value = part.subarray(split + 4).toString('utf8');
+        return value.endsWith('\r\n') ? value.slice(0, -2) : value;
+      }
+    }
+    at = next;
+  }
+  return undefined;
 }
 
 function asksForUsage(json: Json): boolean {

@@ -19,6 +19,11 @@ export type ModelSource =
   | 'path'
   /** Every `requests[].params.model` of a batch body (checked against allow-lists; billed when results are read). */
   | 'batch'
+  /**
+   * A `model` field of a multipart form (uploads of audio or images): read from a held copy of the body when a
+   * model allow-list or the price table needs it, piped unread otherwise.
+   */
+  | 'form'
   /** The models are inside an uploaded file Genway does not read: a key with a model allow-list is refused. */
   | 'hidden';
 

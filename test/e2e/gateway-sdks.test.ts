@@ -420,6 +420,32 @@ describe('LLM gateway with the official SDKs', () => {
       expect(chunks[4].usage?.prompt_tokens).toBe(20);
     });
 
+    test('an audio upload passes byte for byte; a key with an allow-list is checked against its form model', async () => {
+      const audio = Buffer.alloc(64 << 10, 7);
+      const transcribe = (client: OpenAI, model: string) => {
+        vendor.next((_r, res) =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"hello"}'),
+        );
+        return client.audio.transcriptions.create({
+          file: new File([audio], 'a.wav', { type: 'audio/wav' }),
+          model,
+        });
+      };
+      expect((await transcribe(openai(), 'whisper-test')).text).toBe('hello');
+      const received = vendor.last();
+      expect(received.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      expect(received.body.includes(audio)).toBe(true);
+
+      const limited = await fundedKey(gw.h.services, 10, { models: ['whisper-test'] });
+      const restricted = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: limited.key, maxRetries: 0 });
+      expect((await transcribe(restricted, 'whisper-test')).text).toBe('hello');
+      const before = vendor.received.length;
+      await expect(
+        restricted.audio.transcriptions.create({ file: new File([audio], 'a.wav'), model: 'whisper-other' }),
+      ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect(vendor.received.length).toBe(before);
+    });
+
     test('GET /v1/models goes to the responses vendor without the messages headers', async () => {
       const page = await openai().models.list();
       expect(page.data.map((m) => m.id)).toEqual(['model-a']);

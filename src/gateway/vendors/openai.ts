@@ -193,11 +193,11 @@ export const openai: VendorDefinition = {
     get('/v1/batches/{id}', { object: '{id}', creates: { json: batchObjects } }),
     post('/v1/batches/{id}/cancel', { object: '{id}' }),
     post('/v1/images/generations', { model: 'body', usage: 'images', stream: 'body' }),
-    post('/v1/images/edits', { model: 'hidden', usage: 'images', stream: 'body' }),
-    post('/v1/images/variations', { model: 'hidden' }),
+    post('/v1/images/edits', { model: 'form', usage: 'images', stream: 'body' }),
+    post('/v1/images/variations', { model: 'form' }),
     post('/v1/audio/speech', { model: 'body', stream: 'body' }),
-    post('/v1/audio/transcriptions', { model: 'hidden', stream: 'body' }),
-    post('/v1/audio/translations', { model: 'hidden' }),
+    post('/v1/audio/transcriptions', { model: 'form', stream: 'body' }),
+    post('/v1/audio/translations', { model: 'form' }),
   ],
   catalog: [
     {
