@@ -226,11 +226,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     readings: UsageReading[],
     billOnce: string,
   ): Promise<void> {
-    const [billed] = await objects.recall(upstream.name, [`billed:${billOnce}`]);
+    // The marker's id holds a NUL, which no id a client names can (path segments and JSON strings exclude it).
+    const marker = `\u0000billed:${billOnce}`;
+    const [billed] = await objects.recall(upstream.name, [marker]);
     if (billed) return;
     await objects.remember(
       upstream.name,
-      [{ id: `billed:${billOnce}`, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
+      [{ id: marker, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
       gateway.objectTtlMs,
     );
     await account(upstream, auth, undefined, readings, billOnce);
@@ -635,7 +637,8 @@ function namedObjects(
   if (spec?.refs && text && vendor.refs && vendor.refs.hints.some((h) => text.includes(h))) {
     ids.push(...vendor.refs.find(text));
   }
-  return ids;
+  // No vendor id holds a NUL (a decoded %00): Genway's own markers do, and a client cannot name them.
+  return ids.filter((id) => !id.includes('\u0000'));
 }
 
 /** A text field of a multipart/form-data body (the model of an audio or image upload). */
