@@ -17,6 +17,11 @@ export function redisKeys(prefix: string) {
     keyByHash: (hash: string) => `${p}keyhash:${hash}`,
     /** string: the hash of key `keyId` (index for admin lookups and revocation) */
     keyHashOf: (keyId: string) => `${p}key:${keyId}`,
+    /**
+     * stream of "key changed" events (fields seq, type, hash, keyId), appended only through key_events.lua in the
+     * script that changes the key; every replica's key gate follows it (src/store/redis/key-events.ts)
+     */
+    keyEvents: `${p}key-events`,
     /** hash: tokens, ts (token bucket) */
     rateLimit: (bucketId: string) => `${p}ratelimit:${bucketId}`,
     /** string: JSON TaskRecord */

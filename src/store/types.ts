@@ -85,7 +85,10 @@ export interface KeyGate {
    * clock), in-process in embedded mode.
    *
    * For a key whose record the caller already holds (cached): is it still there and not revoked, and may it spend
-   * `cost` tokens of its bucket? One step (one round trip in Redis), so a cached record never outlives a revocation.
+   * `cost` tokens of its bucket? One step, so a cached record never outlives a revocation. In Redis mode usually
+   * without a round trip: a replica spends leases of the shared bucket and hears of revocations through the
+   * key-event stream, within 1 s on every replica (src/store/redis/key-gate.ts); `remaining` then counts the
+   * replica's lease plus what the shared bucket held at its last lease.
    */
   pass(hash: string, bucketId: string, limit: RateLimit, cost?: number): Promise<KeyGateResult>;
 }

@@ -1,9 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../keys';
 import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
+import { KEY_EVENTS_MAXLEN } from './key-events';
 import { LuaScript } from './scripts';
 
 const ledgerPost = new LuaScript('ledger_post');
+const keyRevoke = new LuaScript('key_revoke');
 
 /** A key is stored as an immutable JSON record plus a separate revokedAt field, read together. */
 function keyFromHash(record: string | null, revokedAt: string | null): KeyRecord | null {
@@ -29,9 +31,14 @@ export function parsePostReply(reply: unknown): PostResult {
 }
 
 export class RedisAccountStore implements AccountStore {
+  /**
+   * @param keyChanged told of every key this store changes (revokes), so this replica's key gate drops what it
+   *   holds at once instead of when the key event comes back through the stream
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
+    private readonly keyChanged: (hash: string) => void = () => undefined,
   ) {}
 
   async createAccount(account: AccountRecord): Promise<void> {
@@ -76,8 +83,13 @@ export class RedisAccountStore implements AccountStore {
   async revokeKey(keyId: string, at: number): Promise<KeyRecord | null> {
     const hash = await this.redis.get(this.keys.keyHashOf(keyId));
     if (!hash) return null;
-    await this.redis.hsetnx(this.keys.keyByHash(hash), 'revokedAt', at);
-    return this.findKeyByHash(hash);
+    const [record, revokedAt] = (await keyRevoke.run(
+      this.redis,
+      [this.keys.keyByHash(hash), this.keys.keyEvents],
+      [at, hash, keyId, KEY_EVENTS_MAXLEN],
+    )) as [string | null, string | null];
+    this.keyChanged(hash);
+    return keyFromHash(record ?? null, revokedAt ?? null);
   }
 
   async balanceMicros(accountId: string): Promise<number | null> {
