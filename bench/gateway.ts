@@ -362,8 +362,7 @@ async function main(): Promise<void> {
     };
     // Every target runs each route for a while first, unmeasured: the rounds compare JIT-warm processes, not how
     // quickly each one's code gets optimised.
-    for (const target of targets) {
-      onStage(target);
+    const warm = async (target: Target, seconds: number) => {
       for (const route of ROUTES) {
         await autocannon({
           url: `${target.base}${route.path}`,
@@ -371,14 +370,20 @@ async function main(): Promise<void> {
           headers: target.headers,
           body: route.body,
           connections: 32,
-          duration: WARMUP_SECONDS,
+          duration: seconds,
         });
       }
+    };
+    for (const target of targets) {
+      onStage(target);
+      await warm(target, WARMUP_SECONDS);
     }
     const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
         onStage(target);
+        // A second of load after the move to CPU 1, unmeasured: the first route is not measured on cold caches.
+        await warm(target, 1);
         const perRoute = {} as Record<RouteName, RouteRound>;
         for (const route of ROUTES) {
           const sample = await once(target, route.path, route.body);
@@ -468,7 +473,7 @@ async function main(): Promise<void> {
           .join(', ')}`,
     ).join('; ');
     const table = [
-      `${ROUNDS} interleaved rounds; per round, target and route: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up). Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'The proxy being measured runs pinned to CPU 1; the load generator, the vendor and the proxies waiting their turn share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}.`,
+      `${ROUNDS} interleaved rounds; per round, target and route: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'The proxy being measured runs pinned to CPU 1; the load generator, the vendor and the proxies waiting their turn share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',

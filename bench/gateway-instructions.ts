@@ -1,0 +1,231 @@
+/**
+ * npm run bench:gateway:instructions — what one proxied call costs in CPU instructions, counted by valgrind's
+ * callgrind: the bare node:http pipe, Genway embedded and Genway on Redis, each in front of the same vendor
+ * stand-in. Instruction counts do not depend on what else the (shared, noisy) machine is doing, so this table
+ * compares the proxies' own work where wall-clock throughput only can within its noise. Kernel time (the same
+ * two reads and two writes per call for every proxy, checked with strace) is not in it.
+ *
+ * Each proxy runs under callgrind with `node --single-threaded` (V8's compiler and GC on the main thread: all
+ * its work is counted, in order). It is warmed with WARM calls per route, then for each route the counters are
+ * zeroed, CALLS calls are made (8 connections) and the instructions are read back: per call, steady state.
+ * Bounded: (WARM + CALLS) calls per route and target, loopback only.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import {
+  benchKey,
+  dropPrefix,
+  machineNote,
+  REDIS_URL,
+  BENCH_SECRETS_KEY,
+  ADMIN,
+  ROOT,
+  writeSection,
+} from './lib';
+
+const WARM = Number(process.env.BENCH_WARM_CALLS ?? 3000);
+const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+const VENDOR_KEY = 'sk-bench-vendor';
+
+const ROUTES = [
+  {
+    name: 'messages',
+    path: '/v1/messages',
+    body: JSON.stringify({
+      model: 'claude-bench',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+    }),
+  },
+  {
+    name: 'chat',
+    path: '/v1/chat/completions',
+    body: JSON.stringify({
+      model: 'gpt-bench',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+    }),
+  },
+] as const;
+
+/** Starts a process; resolves once `ready()` says so (callgrind makes start-up slow: up to two minutes). */
+async function start(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: (out: () => string) => Promise<boolean>,
+): Promise<{ child: ChildProcess; out: () => string }> {
+  const child = spawn(command, args, {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  for (let i = 0; i < 1200; i++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
+    if (await ready(() => out).catch(() => false)) return { child, out: () => out };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${args.join(' ')} did not start`);
+}
+
+const healthy = (base: string) => async () => (await fetch(`${base}/healthz`)).ok;
+
+/** The instructions the process has executed since its counters were last zeroed, all threads. */
+function instructions(pid: number): number {
+  const text = execFileSync('callgrind_control', ['-e', 'Ir', String(pid)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let total = 0;
+  for (const m of text.matchAll(/Th\s+\d+\s+([\d,]+)/g)) total += Number(m[1].replace(/,/g, ''));
+  return total;
+}
+
+function calls(
+  base: string,
+  headers: Record<string, string>,
+  route: (typeof ROUTES)[number],
+  amount: number,
+) {
+  return autocannon({
+    url: `${base}${route.path}`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: route.body,
+    connections: 8,
+    amount,
+    timeout: 60,
+  });
+}
+
+interface Target {
+  name: string;
+  base: string;
+  headers: Record<string, string>;
+  child: ChildProcess;
+}
+
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+const callgrind = (outDir: string) => [
+  '--tool=callgrind',
+  `--callgrind-out-file=${outDir}/callgrind.%p`,
+  '--dump-instr=no',
+  '--collect-jumps=no',
+  process.execPath,
+  '--single-threaded',
+];
+
+async function genway(name: string, env: Record<string, string>, outDir: string): Promise<Target> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const { child } = await start(
+    'valgrind',
+    [...callgrind(outDir), path.join(ROOT, 'dist', 'main.js'), 'serve'],
+    { PORT: String(port), LOG_LEVEL: 'warn', GENWAY_ADMIN_TOKEN: ADMIN, ...env },
+    healthy(base),
+  );
+  const key = await benchKey(base);
+  return { name, base, headers: { 'x-api-key': key, authorization: `Bearer ${key}` }, child };
+}
+
+async function main(): Promise<void> {
+  const machine = machineNote();
+  const outDir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
+  const upstream = spawn(process.execPath, [path.join(__dirname, 'upstream.js')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const upstreamPort = await new Promise<number>((resolve) =>
+    upstream.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim()))),
+  );
+  const vendorEnv = {
+    GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstreamPort}`,
+    ANTHROPIC_API_KEY: VENDOR_KEY,
+    GENWAY_OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}`,
+    OPENAI_API_KEY: VENDOR_KEY,
+  };
+  const prefix = `genway-bench-instr-${Date.now()}`;
+  const results: { name: string; perCall: Record<string, number> }[] = [];
+  try {
+    const makers: (() => Promise<Target>)[] = [
+      async () => {
+        // The bare proxy prints its port once it listens.
+        const { child, out } = await start(
+          'valgrind',
+          [...callgrind(outDir), path.join(__dirname, 'bare-proxy.js'), String(upstreamPort)],
+          {},
+          async (text) => /^\d+\n/.test(text()),
+        );
+        const base = `http://127.0.0.1:${/^(\d+)/.exec(out())![1]}`;
+        return {
+          name: 'bare',
+          base,
+          headers: { 'x-api-key': 'gwk-bench', authorization: 'Bearer gwk-bench' },
+          child,
+        };
+      },
+      () => genway('embedded', vendorEnv, outDir),
+      () =>
+        genway(
+          'redis',
+          { ...vendorEnv, REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix },
+          outDir,
+        ),
+    ];
+    for (const make of makers) {
+      const target = await make();
+      try {
+        for (const route of ROUTES) await calls(target.base, target.headers, route, WARM);
+        const perCall: Record<string, number> = {};
+        for (const route of ROUTES) {
+          execFileSync('callgrind_control', ['-z', String(target.child.pid)], { stdio: 'ignore' });
+          const result = await calls(target.base, target.headers, route, CALLS);
+          if (result['2xx'] !== CALLS)
+            throw new Error(`${target.name} ${route.path}: ${result['2xx']} of ${CALLS} answered`);
+          perCall[route.name] = instructions(target.child.pid!) / CALLS;
+          process.stderr.write(
+            `${target.name} ${route.path}: ${Math.round(perCall[route.name])} instructions per call\n`,
+          );
+        }
+        results.push({ name: target.name, perCall });
+      } finally {
+        target.child.kill('SIGKILL');
+      }
+    }
+  } finally {
+    upstream.kill();
+    await dropPrefix(prefix).catch(() => 0);
+    execFileSync('rm', ['-rf', outDir]);
+  }
+
+  const bare = results.find((r) => r.name === 'bare')!;
+  const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
+  const rows = results.map(
+    (r) =>
+      `| ${r.name} | ${ROUTES.map((route) => `${k(r.perCall[route.name])} (${(r.perCall[route.name] / bare.perCall[route.name]).toFixed(2)}x)`).join(' | ')} |`,
+  );
+  const table = [
+    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route, over ${CALLS} calls per route at 8 connections; in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy. ${machine}.`,
+    '',
+    `| target | ${ROUTES.map((r) => r.path).join(' | ')} |`,
+    `| - | ${ROUTES.map(() => '-').join(' | ')} |`,
+    ...rows,
+  ].join('\n');
+  writeSection('LLM gateway: instructions per call', table);
+  process.stdout.write(`${table}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
