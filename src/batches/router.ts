@@ -2,6 +2,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { jsonBody } from '../http/validate';
+import { keepDecimalDuration } from '../tasks/router';
 import type { BatchService } from './service';
 
 /** The header is checked before the body is read: a request without it costs no upload. */
@@ -25,11 +26,24 @@ export function batchesRouter({
       requireIdempotencyKey,
       ...jsonBody(maxBodyBytes),
       async (req, res) => {
+        // Each item's input is checked as the single-task endpoint checks it, decimal durations included.
+        const body = req.body as { items?: unknown } | null;
+        const submitted =
+          body && typeof body === 'object' && Array.isArray(body.items)
+            ? {
+                ...body,
+                items: body.items.map((item: unknown, i: number) =>
+                  item && typeof item === 'object' && 'input' in item
+                    ? { ...item, input: keepDecimalDuration(item.input, req, ['items', i, 'input']) }
+                    : item,
+                ),
+              }
+            : body;
         const view = await batches.submit(
           res.locals.auth!,
           req.params.model as string,
           req.get('idempotency-key'),
-          req.body,
+          submitted,
         );
         res.json(ok(view));
       },

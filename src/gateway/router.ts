@@ -75,6 +75,15 @@ export function splitQueryKey(query: string): { key?: string; rest: string } {
   return { key, rest: kept.join('&') };
 }
 
+function decodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function decoded(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '));
@@ -372,6 +381,9 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         },
       );
     }
+    if (r.path.includes('%') && !decodable(r.path)) {
+      throw new ApiError('invalid_request', 'Malformed percent-escape in the path');
+    }
     if (resolution.kind === 'unknown' && !r.mount) {
       throw new ApiError('not_found', `No ${vendor.name} route for ${req.method} ${r.path}`);
     }
@@ -418,6 +430,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       spec?.model === 'form'
         ? [body ? formField(body, req.headers['content-type'], 'model') : undefined]
         : modelsOf(spec, vendor, params, json);
+    // Text JSON.parse accepts but no store or vendor can hold: refused before anything moves.
+    if (models.some((m) => m !== undefined && !m.isWellFormed())) {
+      throw new ApiError(
+        'invalid_request',
+        'model: must not hold a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)',
+      );
+    }
     if (auth.models && models.length) {
       for (const model of models) {
         if (!model)
@@ -638,7 +657,7 @@ function namedObjects(
     ids.push(...vendor.refs.find(text));
   }
   // No vendor id holds a NUL (a decoded %00): Genway's own markers do, and a client cannot name them.
-  return ids.filter((id) => !id.includes('\u0000'));
+  return ids.filter((id) => !id.includes('\u0000') && id.isWellFormed());
 }
 
 /** A text field of a multipart/form-data body (the model of an audio or image upload). */

@@ -19,6 +19,8 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 /** Maps anything thrown to the closed set of API errors; a client mistake never becomes a 500. */
 function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
+  // A path Express could not decode (`%E0%A4%A`, `%ZZ`): its router throws a URIError with status 400.
+  if (err instanceof URIError) return new ApiError('invalid_request', `Malformed percent-escape in the path`);
   if (isBodyParserError(err)) {
     switch (err.type) {
       case 'entity.parse.failed':
