@@ -132,6 +132,14 @@ function header(raw: Buffer[], name: string): string | undefined {
 
 const hasHeader = (raw: Buffer[], name: string) => header(raw, name) !== undefined;
 
+function withoutLength(raw: Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].toString('latin1').toLowerCase() !== 'content-length') out.push(raw[i], raw[i + 1]);
+  }
+  return out;
+}
+
 /** An uncompressed event stream: what a `transform` may change. */
 const isPlainEventStream = (raw: Buffer[]) =>
   !hasHeader(raw, 'content-encoding') && (header(raw, 'content-type') ?? '').includes('text/event-stream');
@@ -224,7 +232,8 @@ export class VendorProxy {
       chunks: Buffer[];
       size: number;
     } | null = null;
-    const writeHeld = (body?: Buffer) => {
+    /** Writes a held response: its head, then the rewritten body (or the chunks as they came); the tap sees the vendor's bytes. */
+    const writeHeld = (rewritten?: Buffer) => {
       const h = held!;
       held = null;
       const setTap = (t: typeof tap) => (tap = t);
@@ -237,13 +246,11 @@ export class VendorProxy {
         requestId,
         options,
         setTap,
-        body?.length,
+        rewritten?.length,
       );
-      if (body) return void res.write(body);
-      for (const chunk of h.chunks) {
-        tap?.(chunk);
-        res.write(chunk);
-      }
+      for (const chunk of h.chunks) tap?.(chunk);
+      if (rewritten) res.write(rewritten);
+      else for (const chunk of h.chunks) res.write(chunk);
     };
 
     const handler: LegacyHandler = {
@@ -259,6 +266,8 @@ export class VendorProxy {
         if (closed) return true;
         if (options.transform && status < 300 && isPlainEventStream(raw)) {
           transform = options.transform;
+          // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
+          raw = withoutLength(raw);
         }
         if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
           held = { status, raw, statusMessage, chunks: [], size: 0 };
@@ -284,11 +293,7 @@ export class VendorProxy {
       onComplete: () => {
         exchange.upstreamEnd = performance.now();
         exchange.complete = true;
-        if (held && !closed) {
-          const body = Buffer.concat(held.chunks, held.size);
-          for (const chunk of held.chunks) tap?.(chunk);
-          writeHeld(options.rewriteBody!(body));
-        }
+        if (held && !closed) writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
         if (transform && !closed) res.write(transform.end());
         const waiting = options.beforeEnd?.();
         if (waiting) void waiting.finally(() => res.end());

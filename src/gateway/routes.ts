@@ -129,8 +129,14 @@ export class RouteTable {
   ): Resolution {
     let found = this.matches(path);
     if (only) found = found.filter((f) => f.route.vendor === only);
-    if (found.length === 0)
+    if (found.length === 0) {
       return { kind: 'unknown', vendor: only ?? this.guess(path, headers, hasQueryKey) };
+    }
+    // Headers that name a vendor decide: a request its SDK marked as one vendor's never goes to another vendor's
+    // route, even where that one has the same path (it is the named vendor's 404 or 405 instead).
+    const named = only ?? this.namedBy(headers, hasQueryKey);
+    if (named) found = found.filter((f) => f.route.vendor === named);
+    if (found.length === 0) return { kind: 'unknown', vendor: named! };
     let vendor = found[0].route.vendor;
     if (found.some((f) => f.route.vendor !== vendor)) {
       const serving = this.vendors.filter((v) => found.some((f) => f.route.vendor === v));
@@ -140,6 +146,17 @@ export class RouteTable {
     const hit = mine.find((f) => f.route.spec.method === method);
     if (hit) return { kind: 'route', vendor, route: hit.route, params: hit.params };
     return { kind: 'method', vendor, allow: [...new Set(mine.map((f) => f.route.spec.method))] };
+  }
+
+  /**
+   * The vendor the request's own headers name, if any but the default (the last vendor, which claims whatever
+   * carries just a Bearer key).
+   */
+  private namedBy(headers: IncomingHttpHeaders, hasQueryKey: boolean): VendorDefinition | undefined {
+    for (let i = 0; i < this.vendors.length - 1; i++) {
+      if (this.vendors[i].claims(headers, hasQueryKey)) return this.vendors[i];
+    }
+    return undefined;
   }
 
   /** The vendor whose error shape an unknown path is answered in. */

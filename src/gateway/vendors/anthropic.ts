@@ -74,8 +74,11 @@ export const anthropic: VendorDefinition = {
   name: 'anthropic',
   mount: '/anthropic',
   env: { baseUrl: 'GENWAY_ANTHROPIC_BASE_URL', apiKeys: 'ANTHROPIC_API_KEY' },
-  // The SDK always sends anthropic-version, and its key in x-api-key; no other vendor's SDK does either.
-  claims: (headers) => headers['anthropic-version'] !== undefined || headers['x-api-key'] !== undefined,
+  // The SDK always sends anthropic-version, and its key in x-api-key (a Bearer only with authToken, then with the
+  // version header). An x-api-key beside a Bearer is some OpenAI-compatible tool's extra header, not this SDK.
+  claims: (headers) =>
+    headers['anthropic-version'] !== undefined ||
+    (headers['x-api-key'] !== undefined && headers.authorization === undefined),
   keyHeaders: ['x-api-key', 'authorization'],
   keyTo: { header: 'x-api-key', value: (key) => key },
   defaultHeaders: (config) =>
