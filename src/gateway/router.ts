@@ -75,6 +75,33 @@ export function splitQueryKey(query: string): { key?: string; rest: string } {
   return { key, rest: kept.join('&') };
 }
 
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * The RFC 3986 (6.2.2) normal form of a path, the one a vendor's front end routes on: escapes of unreserved
+ * characters decoded, other escapes in upper case, then dot segments removed (5.2.4). Genway routes, checks ownership
+ * and forwards this one spelling, so no other spelling of a path can reach what its normal form is refused.
+ */
+export function normalizePath(path: string): string {
+  const p = path.includes('%')
+    ? path.replace(/%([0-9A-Fa-f]{2})/g, (_escape, hex: string) => {
+        const c = String.fromCharCode(parseInt(hex, 16));
+        return UNRESERVED.test(c) ? c : `%${hex.toUpperCase()}`;
+      })
+    : path;
+  if (!/\/\.\.?(\/|$)/.test(p)) return p;
+  const out: string[] = [];
+  const segments = p.split('/');
+  for (let i = 1; i < segments.length; i++) {
+    const s = segments[i];
+    if (s === '..') out.pop();
+    else if (s !== '.') out.push(s);
+  }
+  const last = segments[segments.length - 1];
+  const trailing = (last === '.' || last === '..') && out.length > 0 ? '/' : '';
+  return `/${out.join('/')}${trailing}`;
+}
+
 function decodable(text: string): boolean {
   try {
     decodeURIComponent(text);
@@ -564,6 +591,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     const url = req.url!;
     const q = url.indexOf('?');
     let path = q === -1 ? url : url.slice(0, q);
+    if (path.includes('%') || path.includes('/.')) path = normalizePath(path);
     const query = q === -1 ? '' : url.slice(q + 1);
     const queryKey = query ? splitQueryKey(query).key : undefined;
     const segment = firstSegment(path);

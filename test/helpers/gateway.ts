@@ -88,6 +88,7 @@ export function useGateway(
 
 export interface RawResponse {
   status: number;
+  statusMessage: string;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
@@ -95,14 +96,26 @@ export interface RawResponse {
 /** One HTTP exchange with exact bytes both ways (no decompression, no re-encoding). */
 export function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: Buffer | string } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: Buffer | string;
+    /** The request target sent as is (a URL string would have its dot segments removed). */
+    path?: string;
+  } = {},
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: options.method ?? 'POST', headers: options.headers }, (res) => {
+    const { method = 'POST', headers, path } = options;
+    const req = http.request(url, { method, headers, ...(path ? { path } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () =>
-        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+        resolve({
+          status: res.statusCode!,
+          statusMessage: res.statusMessage!,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+        }),
       );
       res.on('error', reject);
     });
