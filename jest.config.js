@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
+  // The coding CLIs run apart: npm run test:clients (jest.clients.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   setupFiles: ['<rootDir>/test/helpers/env.ts'],

@@ -7,7 +7,10 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
 
-export const ROOT = path.join(__dirname, '..', '..');
+/** The repository: one level up from bench/ when run from source (a test), two from dist/bench/ when built. */
+export const ROOT = fs.existsSync(path.join(__dirname, '..', 'package.json'))
+  ? path.join(__dirname, '..')
+  : path.join(__dirname, '..', '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
 export const ADMIN = 'bench-admin-token-0123456789';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';

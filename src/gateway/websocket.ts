@@ -216,6 +216,8 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
     ),
   );
   socket.once('close', () => up.destroy());
+  const leftEarly = () => up.destroy();
+  socket.once('end', leftEarly);
 
   await new Promise<void>((resolve, reject) => {
     up.once('error', (err) =>
@@ -251,6 +253,7 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
     });
     up.once('upgrade', (res, upSocket, upHead) => {
       up.setTimeout(0);
+      socket.off('end', leftEarly);
       const lines = [
         `HTTP/1.1 101 ${res.statusMessage || 'Switching Protocols'}\r\n`,
         `${REQUEST_ID_HEADER}: ${o.requestId}\r\n`,
@@ -395,4 +398,14 @@ function splice(
   };
   if (o.head.length) fromClientBytes(o.head);
   client.on('data', fromClientBytes);
+  // A side that closes its half ends the exchange: what is already on its way is delivered, then both halves close.
+  // (The server side allows half-open sockets, so without this a client gone without a close frame would hold its
+  // connection, and the vendor's, until the idle timeout.)
+  client.once('end', () => {
+    void chain.then(() => {
+      vendor.end();
+      client.end();
+    });
+  });
+  vendor.once('end', () => client.end());
 }

@@ -261,6 +261,26 @@ export function chatStream(includeUsage: boolean): string {
   return `${events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('')}data: [DONE]\n\n`;
 }
 
+/** An embedding of `dims` numbers, the same for every input (the tests check it arrives as sent). */
+export const EMBEDDING = [0.25, -0.5, 0.125];
+/** OpenAI reports 3 prompt tokens per input in these answers. */
+export const EMBEDDING_TOKENS_PER_INPUT = 3;
+
+function embeddingsAnswer(parsed: { input?: unknown; model?: string }): unknown {
+  const inputs = Array.isArray(parsed.input) ? parsed.input.length : 1;
+  const tokens = inputs * EMBEDDING_TOKENS_PER_INPUT;
+  return {
+    object: 'list',
+    data: Array.from({ length: inputs }, (_, index) => ({
+      object: 'embedding',
+      index,
+      embedding: EMBEDDING,
+    })),
+    model: parsed.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
+}
+
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -278,6 +298,9 @@ export const defaultAnswer: MockHandler = (req, res) => {
   const parsed = (() => {
     try {
       return JSON.parse(req.body.toString()) as {
+        input?: unknown;
+        model?: string;
+        requests?: unknown[];
         stream?: boolean;
         stream_options?: { include_usage?: boolean };
       };
@@ -304,6 +327,10 @@ export const defaultAnswer: MockHandler = (req, res) => {
     if (req.url.includes('alt=sse')) return stream(res, sse(GENERATE_STREAM.map((c) => [null, c])));
     return json(res, 200, GENERATE_STREAM);
   }
+  if (path === '/v1/embeddings') return json(res, 200, embeddingsAnswer(parsed));
+  if (path.endsWith(':embedContent')) return json(res, 200, { embedding: { values: EMBEDDING } });
+  if (path.endsWith(':batchEmbedContents'))
+    return json(res, 200, { embeddings: (parsed.requests ?? []).map(() => ({ values: EMBEDDING })) });
   if (path.endsWith(':countTokens')) return json(res, 200, { totalTokens: 9 });
   if (path === '/v1/models')
     return json(res, 200, { data: [{ id: 'model-a', object: 'model' }], object: 'list' });

@@ -14,6 +14,8 @@ interface Upgrade {
   url: string;
   headers: http.IncomingHttpHeaders;
   messages: unknown[];
+  /** Genway closed its half of the connection. */
+  ended?: boolean;
 }
 
 /**
@@ -48,6 +50,7 @@ class MockWebSocketVendor {
     }
     this.sockets.add(socket);
     socket.on('close', () => this.sockets.delete(socket));
+    socket.on('end', () => (upgrade.ended = true));
     const accept = createHash('sha1')
       .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
       .digest('base64');
@@ -251,5 +254,30 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect((await client.until(4))[3].type).toBe('response.completed');
     expect(vendor.upgrades[vendor.upgrades.length - 1].url).toBe('/v1/responses');
     client.ws.close();
+  });
+
+  test('a client gone without a close frame: Genway closes its half to the client and to the vendor', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const socket = await new Promise<Duplex>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/responses`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          authorization: `Bearer ${key}`,
+        },
+      });
+      req.on('upgrade', (_res, s: Duplex) => resolve(s));
+      req.on('response', (res) => reject(new Error(`not upgraded: ${res.statusCode}`)));
+      req.on('error', reject);
+      req.end();
+    });
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.resume();
+    socket.end();
+    await closed; // Genway ended its half: the connection is not held open until the idle timeout
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(await settled(() => upgrade.ended, true)).toBe(true);
   });
 });

@@ -1,0 +1,293 @@
+/**
+ * npm run test:clients — the coding CLIs our users point at Genway (Claude Code, Codex over HTTP and over its
+ * Responses WebSocket mode, Gemini CLI), run non-interactively against a Genway on loopback whose vendors are a
+ * mock on loopback (test/clients/cli-vendor.ts). Each must print the mock's answer and exit 0; the vendor must see
+ * only the vendor key; Genway must meter exactly what the mock reported. How long each takes to its first request
+ * and to its exit is written to docs/performance.md ("Coding CLIs through Genway").
+ *
+ * Not in `npm test`: the three CLIs weigh about 900 MB (installed into .clients/ by scripts/install-clients.js).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ModelUsage } from '../../src/store';
+import { writeSection } from '../../bench/lib';
+import { settled } from '../helpers/eventually';
+import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { fundedKey } from '../helpers/services';
+import { CliVendor, PHRASE, USAGE, type Seen } from './cli-vendor';
+
+const BIN = path.join(__dirname, '..', '..', '.clients', 'node_modules', '.bin');
+const TIME_LIMIT_MS = 120_000;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** From spawn to the first request that reached the vendor, through Genway (ms). */
+  firstRequestMs: number | null;
+  /** From spawn to exit (ms). */
+  totalMs: number;
+}
+
+/** Runs a CLI in its own process group with a fresh HOME, bounded in time; the group is killed afterwards. */
+async function run(
+  vendor: CliVendor,
+  bin: string,
+  args: string[],
+  env: Record<string, string>,
+  home: string,
+): Promise<Run> {
+  const before = vendor.seen.length;
+  const start = performance.now();
+  const child = spawn(path.join(BIN, bin), args, {
+    cwd: home,
+    detached: true,
+    env: { PATH: process.env.PATH, HOME: home, TERM: 'dumb', NO_COLOR: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), TIME_LIMIT_MS);
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  clearTimeout(timer);
+  try {
+    process.kill(-child.pid!, 'SIGKILL'); // helpers it left behind
+  } catch {
+    // the group is gone already
+  }
+  const totalMs = performance.now() - start;
+  const first = vendor.seen[before];
+  return { code, stdout, stderr, firstRequestMs: first ? first.at - start : null, totalMs };
+}
+
+function freshHome(name: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `genway-${name}-`));
+}
+
+/** What Genway must have metered for these vendor requests, by the model each named. */
+function expectedUsage(seen: Seen[]): Record<string, ModelUsage> {
+  const out: Record<string, ModelUsage> = {};
+  const add = (model: string, input: number, output: number, cacheRead = 0, reasoning = 0) => {
+    const u = (out[model] ??= {
+      requests: 0,
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      reasoning: 0,
+    });
+    u.requests += 1;
+    u.input += input;
+    u.output += output;
+    u.cacheRead += cacheRead;
+    u.reasoning += reasoning;
+  };
+  const { messages, responses, gemini } = USAGE;
+  for (const s of seen) {
+    const pathname = s.url.split('?')[0];
+    if (pathname === '/v1/messages') {
+      add((JSON.parse(s.body) as { model: string }).model, messages.input, messages.output);
+    } else if (pathname === '/v1/responses' && s.method === 'POST') {
+      const { model } = JSON.parse(s.body) as { model: string };
+      add(
+        model,
+        responses.input - responses.cached,
+        responses.output - responses.reasoning,
+        responses.cached,
+        responses.reasoning,
+      );
+    } else if (pathname === '/v1/responses' && s.messages) {
+      for (const m of s.messages) {
+        const message = JSON.parse(m) as { type: string; model: string };
+        if (message.type !== 'response.create') continue;
+        add(
+          message.model,
+          responses.input - responses.cached,
+          responses.output - responses.reasoning,
+          responses.cached,
+          responses.reasoning,
+        );
+      }
+    } else {
+      const action = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(pathname);
+      if (action) add(action[1], gemini.prompt, gemini.output, 0, gemini.thoughts);
+    }
+  }
+  return out;
+}
+
+describe('coding CLIs through Genway', () => {
+  let vendor: CliVendor;
+  let gw: RunningGateway;
+  const timings: { client: string; run: Run; requests: number }[] = [];
+
+  beforeAll(async () => {
+    for (const bin of ['claude', 'codex', 'gemini']) {
+      if (!fs.existsSync(path.join(BIN, bin)))
+        throw new Error(`${bin} is missing: run node scripts/install-clients.js`);
+    }
+    vendor = await new CliVendor().start();
+    gw = await startGateway(vendor.url);
+  });
+
+  afterAll(async () => {
+    await gw?.close();
+    await vendor?.stop();
+    if (timings.length) {
+      const rows = timings.map(
+        ({ client, run: r, requests }) =>
+          `| ${client} | ${r.firstRequestMs === null ? '–' : r.firstRequestMs.toFixed(0)} | ${r.totalMs.toFixed(0)} | ${requests} |`,
+      );
+      writeSection(
+        'Coding CLIs through Genway',
+        [
+          `\`npm run test:clients\`: each CLI run once, non-interactively (one prompt), against Genway embedded on loopback in front of a mock vendor that answers at once; times from spawning the CLI, ${os.cpus().length} CPUs, Node ${process.versions.node}. The first request is the CLI's start-up cost; the rest is its own work around one answer.`,
+          '',
+          '| client | first request at the vendor, ms | exit, ms | vendor requests |',
+          '| - | - | - | - |',
+          ...rows,
+        ].join('\n'),
+      );
+    }
+  });
+
+  /** Every request the vendor saw during a run: the vendor's key, never the Genway key anywhere. */
+  function expectVendorKeyOnly(seen: Seen[], header: string, vendorKey: string, genwayKey: string): void {
+    expect(seen.length).toBeGreaterThan(0);
+    for (const s of seen) {
+      expect(s.headers[header]).toBe(vendorKey);
+      expect(JSON.stringify(s.headers) + s.url + s.body + (s.messages ?? []).join('')).not.toContain(
+        genwayKey,
+      );
+    }
+  }
+
+  async function expectMetered(keyId: string, seen: Seen[]): Promise<void> {
+    const expected = expectedUsage(seen);
+    expect(Object.keys(expected).length).toBeGreaterThan(0);
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+  }
+
+  test('Claude Code: ANTHROPIC_BASE_URL at Genway, a Genway key; the answer printed, vendor key swapped in, usage metered', async () => {
+    const { key, keyId } = await fundedKey(gw.h.services);
+    const before = vendor.seen.length;
+    const r = await run(
+      vendor,
+      'claude',
+      ['-p', 'say pong'],
+      {
+        ANTHROPIC_BASE_URL: gw.base,
+        ANTHROPIC_API_KEY: key,
+        DISABLE_TELEMETRY: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      freshHome('claude'),
+    );
+    const seen = vendor.seen.slice(before);
+    timings.push({ client: 'Claude Code', run: r, requests: seen.length });
+    expect({ code: r.code, printed: r.stdout.includes(PHRASE) }).toEqual({ code: 0, printed: true });
+    expect(seen.every((s) => s.url.startsWith('/v1/messages'))).toBe(true);
+    expectVendorKeyOnly(seen, 'x-api-key', VENDOR_KEYS.anthropic[0], key);
+    await expectMetered(keyId, seen);
+  });
+
+  test('Claude Code with a wrong key stops at the first 401 (x-should-retry: false), without retrying', async () => {
+    const home = freshHome('claude-bad');
+    const before = gw.h.logs.lines.length;
+    const r = await run(
+      vendor,
+      'claude',
+      ['-p', 'say pong'],
+      {
+        ANTHROPIC_BASE_URL: gw.base,
+        ANTHROPIC_API_KEY: `gwk_${'W'.repeat(43)}`,
+        DISABLE_TELEMETRY: '1',
+        DISABLE_AUTOUPDATER: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      },
+      home,
+    );
+    timings.push({ client: 'Claude Code, wrong key', run: r, requests: 0 });
+    const refused = gw.h.logs.lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as { res?: { statusCode: number }; route?: string })
+      .filter((l) => l.res?.statusCode === 401);
+    expect(r.code).not.toBe(0);
+    expect(refused.length).toBe(1);
+  });
+
+  const codexConfig = (home: string, websocket: boolean) => {
+    fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
+    fs.writeFileSync(
+      path.join(home, '.codex', 'config.toml'),
+      [
+        'model = "gpt-codex-test"',
+        'model_provider = "genway"',
+        '',
+        '[model_providers.genway]',
+        'name = "Genway"',
+        `base_url = "${gw.base}/v1"`,
+        'env_key = "GENWAY_KEY"',
+        'wire_api = "responses"',
+        ...(websocket ? ['supports_websockets = true'] : []),
+      ].join('\n'),
+    );
+    return { CODEX_HOME: path.join(home, '.codex') };
+  };
+
+  test.each([
+    ['Codex', false],
+    ['Codex over its Responses WebSocket mode', true],
+  ])(
+    '%s: a provider entry at Genway; the answer printed, vendor key swapped in, usage metered',
+    async (name, websocket) => {
+      const { key, keyId } = await fundedKey(gw.h.services);
+      const home = freshHome('codex');
+      const before = vendor.seen.length;
+      const r = await run(
+        vendor,
+        'codex',
+        ['exec', '--skip-git-repo-check', 'say pong'],
+        { ...codexConfig(home, websocket), GENWAY_KEY: key },
+        home,
+      );
+      const seen = vendor.seen.slice(before);
+      timings.push({ client: name, run: r, requests: seen.length });
+      expect({ code: r.code, printed: r.stdout.includes(PHRASE) }).toEqual({ code: 0, printed: true });
+      expect(seen.map((s) => `${s.method} ${s.url} ${s.messages ? 'websocket' : 'http'}`)).toContain(
+        `${websocket ? 'GET' : 'POST'} /v1/responses ${websocket ? 'websocket' : 'http'}`,
+      );
+      expectVendorKeyOnly(seen, 'authorization', `Bearer ${VENDOR_KEYS.openai[0]}`, key);
+      await expectMetered(keyId, seen);
+    },
+  );
+
+  test('Gemini CLI: GOOGLE_GEMINI_BASE_URL at Genway; routing and the answer through Genway, usage metered', async () => {
+    const { key, keyId } = await fundedKey(gw.h.services);
+    const home = freshHome('gemini');
+    fs.mkdirSync(path.join(home, '.gemini'), { recursive: true });
+    fs.writeFileSync(
+      path.join(home, '.gemini', 'settings.json'),
+      JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' } } }),
+    );
+    const before = vendor.seen.length;
+    const r = await run(
+      vendor,
+      'gemini',
+      ['-p', 'say pong'],
+      { GOOGLE_GEMINI_BASE_URL: gw.base, GEMINI_API_KEY: key, GEMINI_CLI_TRUST_WORKSPACE: 'true' },
+      home,
+    );
+    const seen = vendor.seen.slice(before);
+    timings.push({ client: 'Gemini CLI', run: r, requests: seen.length });
+    expect({ code: r.code, printed: r.stdout.includes(PHRASE) }).toEqual({ code: 0, printed: true });
+    expect(seen.some((s) => s.url.includes(':streamGenerateContent?alt=sse'))).toBe(true);
+    expectVendorKeyOnly(seen, 'x-goog-api-key', VENDOR_KEYS.gemini[0], key);
+    await expectMetered(keyId, seen);
+  });
+});
