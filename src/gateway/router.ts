@@ -6,7 +6,7 @@ import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
-import { admit, bearerToken } from '../http/auth';
+import { admit, bearerToken, vendorAuthMessages, type AuthMessages } from '../http/auth';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
@@ -44,6 +44,16 @@ export interface Gateway {
 /** First path segments the gateway answers (the task API lives under `/api/v1`). */
 const OWNED = new Set(['v1', 'v1beta', 'v1alpha', 'upload', ...VENDORS.map((v) => v.mount.slice(1))]);
 const MOUNTS = new Map(VENDORS.map((v) => [v.mount.slice(1), v]));
+/** Each vendor's 401 messages, naming where its SDKs send a key. */
+const AUTH_MESSAGES = new Map<string, AuthMessages>(
+  VENDORS.map((v) => [
+    v.name,
+    vendorAuthMessages([
+      ...v.keyHeaders.map((h) => (h === 'authorization' ? 'Authorization: Bearer' : h)),
+      ...(v.queryKey ? ['?key='] : []),
+    ]),
+  ]),
+);
 
 function firstSegment(url: string): string {
   let end = 1;
@@ -428,7 +438,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       );
     }
 
-    const auth = await admit(admission, presentedKey(req, r.queryKey));
+    const auth = await admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(vendor.name));
     if (auth.models && (!spec || spec.model === 'hidden')) {
       throw new ApiError(
         'forbidden',
@@ -635,7 +645,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         route: r.resolution.kind === 'route' ? r.resolution.route.spec : undefined,
         path: r.path,
         query: r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest,
-        admit: () => admit(admission, presentedKey(req, r.queryKey)),
+        admit: () =>
+          admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
         check: async (auth, model) => {
           if (auth.models) {
             if (!model)

@@ -5,7 +5,9 @@ import { ApiError } from '../errors';
 import type { KeyGate } from '../store';
 import { rateLimitError } from './rate-limit';
 
-const AUTH_FAILURE_MESSAGES: Record<AuthFailure, string> = {
+export type AuthMessages = Record<AuthFailure, string>;
+
+const AUTH_FAILURE_MESSAGES: AuthMessages = {
   missing: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
   malformed: 'Malformed API key: expected Authorization: Bearer gwk_...',
   unknown: 'Invalid API key',
@@ -32,16 +34,20 @@ export interface Admission {
  * revocation and the key's token bucket in one store step. Throws 401 for a missing, malformed, unknown or revoked
  * key and 429 over the limit; the caller renders them (envelope or vendor shape).
  */
-export async function admit(admission: Admission, presented: string | undefined): Promise<AuthContext> {
+export async function admit(
+  admission: Admission,
+  presented: string | undefined,
+  messages: AuthMessages = AUTH_FAILURE_MESSAGES,
+): Promise<AuthContext> {
   const { accounts, keyGate, defaultLimit, onRateLimited } = admission;
   const recalled = await accounts.recall(presented);
-  if (typeof recalled === 'string') throw unauthorized(recalled);
+  if (typeof recalled === 'string') throw unauthorized(messages[recalled]);
   const { auth, hash } = recalled;
   const limit = auth.rateLimit ?? defaultLimit;
   const gate = await keyGate.pass(hash, auth.keyId, limit);
   if (gate === 'unknown' || gate === 'revoked') {
     accounts.forget(hash);
-    throw unauthorized(gate);
+    throw unauthorized(messages[gate]);
   }
   if (!gate.allowed) {
     onRateLimited();
@@ -50,8 +56,21 @@ export async function admit(admission: Admission, presented: string | undefined)
   return auth;
 }
 
-function unauthorized(failure: AuthFailure): ApiError {
-  return new ApiError('unauthorized', AUTH_FAILURE_MESSAGES[failure], { 'WWW-Authenticate': 'Bearer' });
+function unauthorized(message: string): ApiError {
+  return new ApiError('unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
+}
+
+/**
+ * The 401 messages on a vendor's routes: they name where that vendor's SDKs send a key, since that is where its
+ * users put their Genway key (`Authorization: Bearer` would mislead an x-api-key client).
+ */
+export function vendorAuthMessages(carriers: readonly string[]): AuthMessages {
+  const where = carriers.length > 1 ? `${carriers.slice(0, -1).join(', ')} or ${carriers.at(-1)}` : carriers[0];
+  return {
+    ...AUTH_FAILURE_MESSAGES,
+    missing: `Missing API key: send your Genway key in ${where}`,
+    malformed: `Malformed API key: a Genway key starts with gwk_ (sent in ${where})`,
+  };
 }
 
 /** Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. */

@@ -1,8 +1,8 @@
-import Anthropic from '@anthropic-ai/sdk';
-import OpenAI from 'openai';
+import Anthropic, { toFile as anthropicFile } from '@anthropic-ai/sdk';
+import OpenAI, { toFile } from 'openai';
 import { fundedKey } from '../helpers/services';
 import { freePort, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
-import { MockVendor, MESSAGE_JSON, sse } from '../helpers/mock-vendor';
+import { EMBEDDING, MockVendor, MESSAGE_JSON, sse, type MockHandler } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
 import type * as GenAI from '@google/genai' with { 'resolution-mode': 'import' };
 
@@ -563,5 +563,199 @@ describe('LLM gateway with the official SDKs', () => {
     } finally {
       await down.close();
     }
+  });
+
+  describe('the rest of each SDK: embeddings, files, batches, models, caches, resumable uploads', () => {
+    const answer =
+      (status: number, body: unknown, headers: Record<string, string> = {}): MockHandler =>
+      (_req, res) => {
+        const text = typeof body === 'string' ? body : JSON.stringify(body);
+        res.writeHead(status, { 'content-type': 'application/json', ...headers });
+        res.end(text);
+      };
+    const since = (n: number) => vendor.received.slice(n).map((r) => `${r.method} ${r.url.split('?')[0]}`);
+
+    test('openai: embeddings, a batch input file uploaded and read back, a batch created and retrieved', async () => {
+      const before = vendor.received.length;
+      const embedded = await openai().embeddings.create({ model: 'embed-test', input: ['a', 'b'] });
+      expect(embedded.data.map((d) => d.embedding)).toEqual([EMBEDDING, EMBEDDING]);
+
+      const jsonl = '{"custom_id":"r1","method":"POST","url":"/v1/chat/completions","body":{}}\n';
+      const file = {
+        id: 'file-sdk-1',
+        object: 'file',
+        bytes: jsonl.length,
+        created_at: 1,
+        filename: 'in.jsonl',
+        purpose: 'batch',
+      };
+      vendor.next(answer(200, file));
+      const created = await openai().files.create({
+        file: await toFile(Buffer.from(jsonl), 'in.jsonl'),
+        purpose: 'batch',
+      });
+      expect(created).toEqual(file);
+      const upload = vendor.last();
+      expect(upload.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      expect(upload.body.toString()).toContain(jsonl);
+      vendor.next((_req, res) =>
+        res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(jsonl),
+      );
+      expect(await (await openai().files.content('file-sdk-1')).text()).toBe(jsonl);
+
+      const batch = {
+        id: 'batch_sdk_1',
+        object: 'batch',
+        endpoint: '/v1/chat/completions',
+        input_file_id: 'file-sdk-1',
+        completion_window: '24h',
+        status: 'validating',
+        created_at: 1,
+      };
+      vendor.next(answer(200, batch));
+      const b = await openai().batches.create({
+        input_file_id: 'file-sdk-1',
+        endpoint: '/v1/chat/completions',
+        completion_window: '24h',
+      });
+      expect(b).toEqual(batch);
+      vendor.next(answer(200, { ...batch, status: 'in_progress' }));
+      expect((await openai().batches.retrieve('batch_sdk_1')).status).toBe('in_progress');
+
+      expect(since(before)).toEqual([
+        'POST /v1/embeddings',
+        'POST /v1/files',
+        'GET /v1/files/file-sdk-1/content',
+        'POST /v1/batches',
+        'GET /v1/batches/batch_sdk_1',
+      ]);
+      for (const r of vendor.received.slice(before))
+        expect(r.headers.authorization).toBe(`Bearer ${VENDOR_KEYS.openai[0]}`);
+      expectNoGenwayKey();
+      const expected = {
+        'embed-test': { requests: 1, input: 6, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+      };
+      expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    });
+
+    test('anthropic: a file uploaded under one vendor key is read with that key every time; models and batch lists', async () => {
+      const before = vendor.received.length;
+      const file = {
+        id: 'file_sdk_a',
+        type: 'file',
+        filename: 'a.txt',
+        mime_type: 'text/plain',
+        size_bytes: 5,
+        created_at: '2026-01-01T00:00:00Z',
+        downloadable: false,
+      };
+      vendor.next(answer(200, file));
+      const uploaded = await anthropic().beta.files.upload({
+        file: await anthropicFile(Buffer.from('hello'), 'a.txt', { type: 'text/plain' }),
+      });
+      expect(uploaded).toEqual(file);
+      const uploadKey = vendor.last().headers['x-api-key'];
+      for (let i = 0; i < 3; i++) {
+        vendor.next(answer(200, file));
+        expect(await anthropic().beta.files.retrieveMetadata('file_sdk_a')).toEqual(file);
+        // Round robin would alternate between the two vendor keys: the file's own key is used instead.
+        expect(vendor.last().headers['x-api-key']).toBe(uploadKey);
+      }
+      vendor.next(
+        answer(200, {
+          type: 'model',
+          id: 'claude-test',
+          display_name: 'Claude Test',
+          created_at: '2026-01-01T00:00:00Z',
+        }),
+      );
+      expect((await anthropic().models.retrieve('claude-test')).id).toBe('claude-test');
+      vendor.next(answer(200, { data: [], has_more: false, first_id: null, last_id: null }));
+      const page = await anthropic().messages.batches.list();
+      expect(page.data).toEqual([]);
+      expect(since(before)).toEqual([
+        'POST /v1/files',
+        'GET /v1/files/file_sdk_a',
+        'GET /v1/files/file_sdk_a',
+        'GET /v1/files/file_sdk_a',
+        'GET /v1/models/claude-test',
+        'GET /v1/messages/batches',
+      ]);
+      expectNoGenwayKey();
+    });
+
+    test('@google/genai: embedContent, models get and list, a cached content created and read', async () => {
+      const before = vendor.received.length;
+      const embedded = await gemini().models.embedContent({ model: 'embed-test', contents: ['a', 'b'] });
+      expect(embedded.embeddings?.map((e) => e.values)).toEqual([EMBEDDING, EMBEDDING]);
+
+      vendor.next(answer(200, { name: 'models/gemini-test', displayName: 'Gemini Test' }));
+      expect((await gemini().models.get({ model: 'gemini-test' })).displayName).toBe('Gemini Test');
+      const listed: string[] = [];
+      for await (const m of await gemini().models.list()) listed.push(m.name ?? '');
+      expect(listed).toEqual(['models/gemini-test']);
+
+      const cache = {
+        name: 'cachedContents/sdk-c1',
+        model: 'models/gemini-test',
+        expireTime: '2026-12-01T00:00:00Z',
+      };
+      vendor.next(answer(200, cache));
+      const created = await gemini().caches.create({
+        model: 'gemini-test',
+        config: { contents: 'A long document', ttl: '60s' },
+      });
+      expect(created.name).toBe('cachedContents/sdk-c1');
+      vendor.next(answer(200, cache));
+      expect((await gemini().caches.get({ name: 'cachedContents/sdk-c1' })).model).toBe('models/gemini-test');
+      const v1 = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.base, apiVersion: 'v1' } });
+      expect((await v1.models.generateContent({ model: 'gemini-test', contents: 'Hi' })).text).toBe(
+        'Hello there',
+      );
+      expect(since(before)).toEqual([
+        'POST /v1beta/models/embed-test:batchEmbedContents',
+        'GET /v1beta/models/gemini-test',
+        'GET /v1beta/models',
+        'POST /v1beta/cachedContents',
+        'GET /v1beta/cachedContents/sdk-c1',
+        'POST /v1/models/gemini-test:generateContent',
+      ]);
+      for (const r of vendor.received.slice(before))
+        expect(r.headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
+      expectNoGenwayKey();
+    });
+
+    test('@google/genai files.upload: the resumable protocol through Genway, the session URL pointing back at it', async () => {
+      const before = vendor.received.length;
+      const bytes = Buffer.alloc(300_000, 'z');
+      vendor.next((_req, res) => {
+        res.writeHead(200, {
+          'x-goog-upload-status': 'active',
+          'x-goog-upload-url': `${vendor.url}/upload/v1beta/files?upload_id=sdk-up-1&upload_protocol=resumable`,
+          'content-length': '0',
+        });
+        res.end();
+      });
+      const file = {
+        name: 'files/sdk-f1',
+        mimeType: 'text/plain',
+        sizeBytes: String(bytes.length),
+        state: 'ACTIVE',
+      };
+      vendor.next(answer(200, { file }, { 'x-goog-upload-status': 'final' }));
+      const uploaded = await gemini().files.upload({ file: new Blob([bytes], { type: 'text/plain' }) });
+      expect(uploaded).toMatchObject(file);
+      const [start, data] = vendor.received.slice(before);
+      expect(`${start.method} ${start.url}`).toBe('POST /upload/v1beta/files');
+      expect(start.headers['x-goog-upload-command']).toBe('start');
+      // The SDK sent its bytes to the session URL Genway handed it: through Genway, with the vendor key.
+      expect(`${data.method} ${data.url}`).toBe(
+        'POST /upload/v1beta/files?upload_id=sdk-up-1&upload_protocol=resumable',
+      );
+      expect(data.headers['x-goog-upload-command']).toBe('upload, finalize');
+      expect(data.headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
+      expect(data.body.equals(bytes)).toBe(true);
+      expectNoGenwayKey();
+    });
   });
 });

@@ -266,15 +266,20 @@ export const EMBEDDING = [0.25, -0.5, 0.125];
 /** OpenAI reports 3 prompt tokens per input in these answers. */
 export const EMBEDDING_TOKENS_PER_INPUT = 3;
 
-function embeddingsAnswer(parsed: { input?: unknown; model?: string }): unknown {
+function embeddingsAnswer(parsed: { input?: unknown; model?: string; encoding_format?: string }): unknown {
   const inputs = Array.isArray(parsed.input) ? parsed.input.length : 1;
   const tokens = inputs * EMBEDDING_TOKENS_PER_INPUT;
+  // As OpenAI does: base64 of little-endian float32 when asked (the openai SDK asks, and decodes it).
+  const embedding =
+    parsed.encoding_format === 'base64'
+      ? Buffer.from(new Float32Array(EMBEDDING).buffer).toString('base64')
+      : EMBEDDING;
   return {
     object: 'list',
     data: Array.from({ length: inputs }, (_, index) => ({
       object: 'embedding',
       index,
-      embedding: EMBEDDING,
+      embedding,
     })),
     model: parsed.model,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
@@ -300,6 +305,7 @@ export const defaultAnswer: MockHandler = (req, res) => {
       return JSON.parse(req.body.toString()) as {
         input?: unknown;
         model?: string;
+        encoding_format?: string;
         requests?: unknown[];
         stream?: boolean;
         stream_options?: { include_usage?: boolean };

@@ -63,7 +63,12 @@ const KEY_HEADERS = [...new Set([...keyHeaderNames(VENDORS), ...VENDORS.map((v) 
 /** Query parameters every generated request carries: their bytes must reach the vendor as sent. */
 const QUERY = 'conf=1&q=a%2Fb%20c&p=x+y';
 const UNKNOWN_KEY = `gwk_${'u'.repeat(43)}`;
-const MISSING_KEY = 'Missing API key: send the header Authorization: Bearer <API_KEY>';
+/** Each vendor's 401 for a request with no key names where that vendor's SDKs send one. */
+const MISSING_KEY: Record<string, string> = {
+  anthropic: 'Missing API key: send your Genway key in x-api-key or Authorization: Bearer',
+  openai: 'Missing API key: send your Genway key in Authorization: Bearer',
+  gemini: 'Missing API key: send your Genway key in x-goog-api-key, Authorization: Bearer or ?key=',
+};
 const RATE_LIMIT = { ratePerSec: 0.001, burst: 1 };
 const EXCHANGE_HEADER = 'x-conformance-id';
 /** `gateway.maxRequestBytes` here: small, so a body over it is quick to send. */
@@ -534,7 +539,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
         [`${wrong}, a method not declared on the path`]: refusal(wrongMethod),
       };
       const expected: Record<string, unknown> = {
-        'no key': refused(vendor, noKey, 401, MISSING_KEY, NO_RETRY),
+        'no key': refused(vendor, noKey, 401, MISSING_KEY[vendor.name], NO_RETRY),
         'an unknown key': refused(vendor, unknownKey, 401, 'Invalid API key', NO_RETRY),
         'a revoked key': refused(
           vendor,
@@ -972,7 +977,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
       'GET /v1/models without a key, with $headers: a 401 in the shape of $vendor.name',
       async ({ headers, vendor }) => {
         const e = await exchange(ctx, 'GET', '/v1/models', headers);
-        expect(refusal(e)).toEqual(refused(vendor, e, 401, MISSING_KEY, NO_RETRY));
+        expect(refusal(e)).toEqual(refused(vendor, e, 401, MISSING_KEY[vendor.name], NO_RETRY));
       },
     );
 

@@ -329,7 +329,7 @@ describe('LLM gateway on the wire', () => {
       type: 'error',
       error: {
         type: 'authentication_error',
-        message: 'Missing API key: send the header Authorization: Bearer <API_KEY>',
+        message: 'Missing API key: send your Genway key in x-api-key or Authorization: Bearer',
       },
     });
     const gem = await post('/v1beta/models/g:generateContent', { 'x-goog-api-key': 'nope' }, '{}');
