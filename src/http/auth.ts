@@ -65,7 +65,8 @@ function unauthorized(message: string): ApiError {
  * users put their Genway key (`Authorization: Bearer` would mislead an x-api-key client).
  */
 export function vendorAuthMessages(carriers: readonly string[]): AuthMessages {
-  const where = carriers.length > 1 ? `${carriers.slice(0, -1).join(', ')} or ${carriers.at(-1)}` : carriers[0];
+  const where =
+    carriers.length > 1 ? `${carriers.slice(0, -1).join(', ')} or ${carriers.at(-1)}` : carriers[0];
   return {
     ...AUTH_FAILURE_MESSAGES,
     missing: `Missing API key: send your Genway key in ${where}`,
