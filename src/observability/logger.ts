@@ -13,6 +13,7 @@ export function createLogger(config: Pick<Config, 'log'>, destination?: Destinat
       level: config.log.level,
       base: { service: 'genway' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: loggableError },
       redact: {
         paths: [
           'key',
@@ -36,7 +37,61 @@ export function createLogger(config: Pick<Config, 'log'>, destination?: Destinat
   );
 }
 
-/** The request URL as it may be logged: the value of a `key` query parameter (Gemini-style key) removed. */
+/** Query parameter names (decoded, lower case) whose values are credentials. */
+const SECRET_PARAMS = new Set([
+  'key',
+  'api_key',
+  'apikey',
+  'api-key',
+  'x-api-key',
+  'x-goog-api-key',
+  'access_token',
+  'token',
+  'secret',
+  'client_secret',
+  'authorization',
+  'password',
+]);
+const MAYBE_SECRET = /key|token|secret|auth|pass|%|\+/i;
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).trim().toLowerCase();
+  } catch {
+    return name.trim().toLowerCase();
+  }
+}
+
+/**
+ * The request URL as it may be logged: the value of every credential query parameter replaced, whatever the
+ * spelling of its name (`?KEY=`, `?k%65y=`, `?api_key=`): names are compared decoded and in lower case, the way the
+ * gateway reads them.
+ */
 export function loggableUrl(url: string): string {
-  return url.includes('key=') ? url.replace(/([?&]key=)[^&#]*/gi, '$1[redacted]') : url;
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const hash = url.indexOf('#', q);
+  const query = hash === -1 ? url.slice(q + 1) : url.slice(q + 1, hash);
+  if (!MAYBE_SECRET.test(query)) return url;
+  const parts = query.split('&').map((part) => {
+    const eq = part.indexOf('=');
+    const name = eq === -1 ? part : part.slice(0, eq);
+    return SECRET_PARAMS.has(decodedName(name)) ? `${name}=[redacted]` : part;
+  });
+  return `${url.slice(0, q + 1)}${parts.join('&')}${hash === -1 ? '' : url.slice(hash)}`;
+}
+
+/**
+ * An error as it may be logged: its type, message, code and stack (and its cause's), never its other fields. Client
+ * libraries hang what they sent on their errors (ioredis the command and its arguments, which hold task JSON and
+ * callback tokens; HTTP clients the request), and pino's default serializer would write every one of them.
+ */
+export function loggableError(err: unknown, depth = 0): Record<string, unknown> {
+  if (!(err instanceof Error)) return { message: String(err) };
+  const out: Record<string, unknown> = { type: err.name, message: err.message };
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') out.code = code;
+  if (err.stack) out.stack = err.stack;
+  if (err.cause !== undefined && depth < 3) out.cause = loggableError(err.cause, depth + 1);
+  return out;
 }
