@@ -56,6 +56,11 @@ export class UsageMeter {
     private readonly metrics: Metrics,
     private readonly logger: Logger,
     private readonly flushMs: number,
+    /**
+     * Models whose names label the token counters: the priced ones. Clients choose model names, so any other name
+     * is counted under `other`, or every random name would be a new series on /metrics.
+     */
+    private readonly labelled: ReadonlySet<string> = new Set(),
   ) {}
 
   /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
@@ -80,7 +85,8 @@ export class UsageMeter {
     const batch = this.pending;
     if (batch.size === 0) return this.flushing;
     this.pending = new Map();
-    for (const { vendor, model, uncounted } of batch.values()) {
+    for (const { vendor, model: named, uncounted } of batch.values()) {
+      const model = this.labelled.has(named) ? named : 'other';
       for (const [field, type] of TOKEN_TYPES) {
         if (uncounted[field]) this.metrics.gatewayTokens.inc({ vendor, model, type }, uncounted[field]);
       }

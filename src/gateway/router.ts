@@ -255,7 +255,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     idleTimeoutMs: gateway.idleTimeoutMs,
   });
   const prices = new Map(Object.entries(gateway.prices));
-  const meter = new UsageMeter(store.usage, metrics, logger, gateway.usageFlushMs);
+  const meter = new UsageMeter(
+    store.usage,
+    metrics,
+    logger,
+    gateway.usageFlushMs,
+    new Set(Object.keys(gateway.prices)),
+  );
   const objects = store.vendorObjects;
   const observeRequest = requestObserver(metrics);
   const admission = {

@@ -25,7 +25,17 @@ describe('LLM gateway on the wire', () => {
   let gw: RunningGateway;
   let key: string;
   let keyId: string;
-  useGateway({ gateway: { idleTimeoutMs: 400 } }, undefined, (s) => ({ vendor, gw, key, keyId } = s));
+  useGateway(
+    // Priced (at nothing), so its name labels the token counters; other models are counted as `other`.
+    {
+      gateway: {
+        idleTimeoutMs: 400,
+        prices: { 'claude-metrics': { inputPerMTokUsd: 0, outputPerMTokUsd: 0 } },
+      },
+    },
+    undefined,
+    (s) => ({ vendor, gw, key, keyId } = s),
+  );
 
   const post = (path: string, headers: Record<string, string>, body: Buffer | string = ODD_BODY) =>
     rawRequest(`${gw.base}${path}`, { headers: { 'content-type': 'application/json', ...headers }, body });
@@ -360,10 +370,17 @@ describe('LLM gateway on the wire', () => {
     expect(JSON.parse(looped.body.toString()).error.type).toBe('api_error');
   });
 
-  test('metrics: tokens by vendor, model and type; upstream codes; overhead and first-byte histograms', async () => {
+  test('metrics: tokens by vendor, model (priced ones by name, others as `other`) and type; upstream codes; overhead and first-byte histograms', async () => {
     await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-metrics","stream":true}');
     await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 1);
+    await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-random-name-1","stream":true}');
+    await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 2);
+    await settled(
+      async () => (await gw.h.services.metrics.registry.metrics()).includes('model="other",type="input"'),
+      true,
+    );
     const text = await gw.h.services.metrics.registry.metrics();
+    expect(text).not.toContain('claude-random-name-1'); // a name the client chose, not in gateway.prices
     expect(text).toContain(
       'genway_gateway_tokens_total{vendor="anthropic",model="claude-metrics",type="input"} 25',
     );

@@ -31,13 +31,16 @@ async function tokens(metrics: ReturnType<typeof createMetrics>): Promise<Record
   return Object.fromEntries(values.map((v) => [`${v.labels.model}/${v.labels.type}`, v.value]));
 }
 
+/** The models the meter may name on /metrics (in Genway: the priced ones). */
+const PRICED = new Set(['m', 'o', 'same']);
+
 describe('UsageMeter', () => {
   const logger = createLogger({ log: { level: 'silent' } } as never);
 
   test('sums calls per key and model into one store write per flush, and counts tokens once', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
     for (let i = 0; i < 10; i++) meter.add('anthropic', 'key_1', 'm', call(3, 2));
     meter.add('openai', 'key_1', 'o', call(1, 1));
     expect(await store.get('key_1')).toEqual({}); // nothing written before a flush
@@ -55,7 +58,7 @@ describe('UsageMeter', () => {
   test('one model name under two vendors: counted per vendor, added up in the key’s record', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
     meter.add('anthropic', 'key_1', 'same', call(3, 0));
     meter.add('openai', 'key_1', 'same', call(4, 0));
     await meter.flush();
@@ -85,7 +88,7 @@ describe('UsageMeter', () => {
   test('a failed write is put back and written by the next flush, without counting its tokens twice', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000);
+    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
     store.failures = 1;
     meter.add('anthropic', 'key_1', 'm', call(5, 5));
     await meter.flush();
@@ -96,5 +99,17 @@ describe('UsageMeter', () => {
       m: { requests: 2, input: 6, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
     });
     expect(await tokens(metrics)).toEqual({ 'm/input': 6, 'm/output': 5 });
+  });
+
+  test('model names clients choose do not become series: unknown names are counted as `other`', async () => {
+    const store = new FlakyUsageStore();
+    const metrics = createMetrics();
+    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
+    for (let i = 0; i < 500; i++) meter.add('openai', 'key_1', `random-${i}`, call(1, 1));
+    meter.add('openai', 'key_1', 'm', call(2, 0));
+    await meter.flush();
+    expect(await tokens(metrics)).toEqual({ 'other/input': 500, 'other/output': 500, 'm/input': 2 });
+    // The key's own record keeps every name the client used.
+    expect(Object.keys(await store.get('key_1'))).toHaveLength(501);
   });
 });
