@@ -22,8 +22,8 @@ for (const [prefix, bits] of [
   blocked.addSubnet(prefix, bits, 'ipv4');
 }
 for (const [prefix, bits] of [
-  ['::', 128],
-  ['::1', 128],
+  // IPv4-compatible (deprecated) addresses, :: and ::1 among them: `[::127.0.0.1]` is written `[::7f00:1]`.
+  ['::', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
@@ -36,6 +36,11 @@ for (const [prefix, bits] of [
   ['ff00::', 8],
 ] as const) {
   blocked.addSubnet(prefix, bits, 'ipv6');
+}
+
+/** Names that are loopback by definition (RFC 6761), whatever a resolver says: `localhost` and `*.localhost`. */
+export function isLoopbackName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost');
 }
 
 /** True when `address` (an IP literal) must never be the target of an outbound call. */
@@ -51,9 +56,14 @@ export function isBlockedAddress(address: string): boolean {
   return true; // not an IP at all
 }
 
-/** A URL host without IPv6 brackets. */
+/**
+ * A URL host in the one spelling checks compare: without IPv6 brackets, in lower case, without the trailing dots of
+ * a fully qualified name (`localhost.` is `localhost`). The WHATWG parser has already turned IPv4 written in hex,
+ * octal or as one number into dotted decimal, and IPv6 into its compressed form.
+ */
 export function bareHost(hostname: string): string {
-  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  if (hostname.startsWith('[') && hostname.endsWith(']')) return hostname.slice(1, -1).toLowerCase();
+  return hostname.toLowerCase().replace(/\.+$/, '');
 }
 
 /**
@@ -71,8 +81,8 @@ export function publicHttpsUrlProblem(value: string, allowPrivateTargets: boolea
     return 'the scheme must be https';
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   if (allowPrivateTargets) return null;
-  const host = bareHost(url.hostname).toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'the host is loopback';
+  const host = bareHost(url.hostname);
+  if (isLoopbackName(host)) return 'the host is loopback';
   if (net.isIP(host) && isBlockedAddress(host)) return 'the address is private, loopback or reserved';
   return null;
 }

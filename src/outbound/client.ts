@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { Agent, request } from 'undici';
-import { bareHost, isBlockedAddress } from './addresses';
+import { bareHost, isBlockedAddress, isLoopbackName } from './addresses';
 import { OutboundError, type OutboundClient, type OutboundRequest, type OutboundResponse } from './types';
 
 type LookupCallback = (
@@ -14,7 +14,7 @@ type LookupCallback = (
  * Resolves a hostname and refuses it when any address it resolves to is blocked; the vetted address is what the
  * socket connects to, so a second DNS answer cannot swap in a private one (no rebinding between check and use).
  */
-function vettedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+export function vettedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const bad = addresses.find((a) => isBlockedAddress(a.address));
@@ -59,7 +59,7 @@ export function createOutboundClient({
       throw new OutboundError('invalid_url', `${origin}: only https targets are allowed`);
     }
     const host = bareHost(url.hostname);
-    if (!allowPrivateTargets && net.isIP(host) && isBlockedAddress(host)) {
+    if (!allowPrivateTargets && (isLoopbackName(host) || (net.isIP(host) && isBlockedAddress(host)))) {
       throw new OutboundError('blocked_target', `${origin} is a private, loopback or reserved address`);
     }
     const signal = AbortSignal.timeout(req.timeoutMs);

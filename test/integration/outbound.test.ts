@@ -3,7 +3,7 @@ import http from 'node:http';
 import path from 'node:path';
 import request from 'supertest';
 import { isBlockedAddress, publicHttpsUrlProblem } from '../../src/outbound/addresses';
-import { createOutboundClient } from '../../src/outbound/client';
+import { createOutboundClient, vettedLookup } from '../../src/outbound/client';
 import { createMediaProbe } from '../../src/media/probe';
 import { OutboundError } from '../../src/outbound/types';
 import { createHarness, fundedKey } from '../helpers/services';
@@ -61,6 +61,8 @@ describe('address classification', () => {
     ['::', true],
     ['::ffff:127.0.0.1', true],
     ['::ffff:8.8.8.8', false],
+    ['::7f00:1', true], // ::127.0.0.1, IPv4-compatible
+    ['::808:808', true], // ::8.8.8.8: a deprecated form nothing public uses
     ['fc00::1', true],
     ['fe80::1', true],
     ['2001:db8::1', true],
@@ -76,6 +78,14 @@ describe('address classification', () => {
     ['https://localhost:8443/x', 'the host is loopback'],
     ['https://127.0.0.1/x', 'the address is private, loopback or reserved'],
     ['https://[::1]/x', 'the address is private, loopback or reserved'],
+    ['https://[::127.0.0.1]/x', 'the address is private, loopback or reserved'],
+    ['https://[0:0:0:0:0:0:0:1]/x', 'the address is private, loopback or reserved'],
+    ['https://localhost./x', 'the host is loopback'],
+    ['https://LOCALHOST../x', 'the host is loopback'],
+    ['https://api.localhost./x', 'the host is loopback'],
+    ['https://0x7f.1/x', 'the address is private, loopback or reserved'],
+    ['https://2130706433/x', 'the address is private, loopback or reserved'],
+    ['https://017700000001/x', 'the address is private, loopback or reserved'],
     ['https://10.1.2.3/x', 'the address is private, loopback or reserved'],
     ['not a url', 'not a valid URL'],
   ])('submit-time check of %s', (url, problem) => {
@@ -124,6 +134,8 @@ describe('the outbound client', () => {
     ['https://127.0.0.1', 'blocked_target'],
     ['https://[::1]', 'blocked_target'],
     ['https://[::ffff:127.0.0.1]', 'blocked_target'],
+    ['https://[::127.0.0.1]', 'blocked_target'],
+    ['https://localhost.', 'blocked_target'],
     ['https://10.0.0.1', 'blocked_target'],
     ['https://169.254.169.254', 'blocked_target'],
     ['https://localhost', 'blocked_target'],
@@ -143,19 +155,28 @@ describe('the outbound client', () => {
     }
   });
 
-  test('a hostname that resolves to 127.0.0.1 is refused after DNS resolution', async () => {
+  test('localhost is refused by name, before any lookup or connection', async () => {
     const client = createOutboundClient({ allowPrivateTargets: false });
     try {
+      const before = server.hits.length;
       const err = await client
         .fetch(`https://localhost:${server.port}/echo`, { timeoutMs: 2000, maxResponseBytes: 100 })
         .catch((e) => e);
-      expect(err).toMatchObject({
-        reason: 'blocked_target',
-        message: 'localhost resolves to a private, loopback or reserved address',
-      });
+      expect(err).toMatchObject({ reason: 'blocked_target' });
+      expect(server.hits.length).toBe(before);
     } finally {
       await client.close();
     }
+  });
+
+  test('a hostname that resolves to 127.0.0.1 is refused after DNS resolution (the lookup every connection uses)', async () => {
+    // `localhost` is the one name that resolves to loopback on every machine; the lookup is what a connection to
+    // any other name goes through, so a public-looking name pointing at 127.0.0.1 meets the same refusal.
+    const err = await new Promise<unknown>((resolve) => vettedLookup('localhost', {}, (e) => resolve(e)));
+    expect(err).toMatchObject({
+      reason: 'blocked_target',
+      message: 'localhost resolves to a private, loopback or reserved address',
+    });
   });
 });
 
