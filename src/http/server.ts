@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { App } from '../app';
 import type { Logger } from '../observability/logger';
 
@@ -6,8 +7,9 @@ export interface RunningServer {
   server: http.Server;
   port: number;
   /**
-   * Stops accepting connections, lets in-flight requests (streams too) finish for up to `graceMs`,
-   * then cuts whatever is left.
+   * Stops accepting connections and at once closes every connection not serving a request (idle keep-alive, nothing
+   * sent yet, half a request line); lets in-flight requests, streams and WebSockets finish for up to `graceMs`,
+   * closing each connection as its request ends; then cuts whatever is left, upgraded connections included.
    */
   drain(graceMs: number): Promise<void>;
 }
@@ -29,18 +31,44 @@ export async function listen(app: App, host: string, port: number, logger: Logge
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
 
+  // Every connection, and how many of its requests have not finished: Node's own idle sweep counts a connection
+  // that has sent half a request line as busy, and upgraded (WebSocket) connections as none of its own.
+  const sockets = new Set<Socket>();
+  const inFlight = new Map<Socket, number>();
+  const upgraded = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      inFlight.delete(socket);
+      upgraded.delete(socket);
+    });
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (inFlight.get(socket) ?? 1) - 1;
+      if (left > 0) inFlight.set(socket, left);
+      else inFlight.delete(socket);
+      if (draining && left <= 0 && !upgraded.has(socket)) socket.destroy();
+    });
+  });
+  server.on('upgrade', (req: http.IncomingMessage) => upgraded.add(req.socket));
+  let draining = false;
+
   const drain = (graceMs: number) =>
     new Promise<void>((resolve) => {
+      draining = true;
       const closed = new Promise<void>((done) => server.close(() => done()));
-      // Keep-alive sockets that go idle after their last response would hold close() open: shut them as they idle.
-      const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
+      for (const socket of sockets) {
+        if (!inFlight.has(socket) && !upgraded.has(socket)) socket.destroy();
+      }
       const deadline = setTimeout(() => {
         logger.warn({ graceMs }, 'shutdown grace period over; closing remaining connections');
-        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
       }, graceMs);
-      server.closeIdleConnections();
       void closed.then(() => {
-        clearInterval(idleSweep);
         clearTimeout(deadline);
         resolve();
       });
