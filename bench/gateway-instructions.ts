@@ -24,31 +24,11 @@ import {
   ROOT,
   writeSection,
 } from './lib';
+import { HOT_ROUTES } from './upstream-data';
 
 const WARM = Number(process.env.BENCH_WARM_CALLS ?? 3000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 const VENDOR_KEY = 'sk-bench-vendor';
-
-const ROUTES = [
-  {
-    name: 'messages',
-    path: '/v1/messages',
-    body: JSON.stringify({
-      model: 'claude-bench',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Say something about foxes.' }],
-    }),
-  },
-  {
-    name: 'chat',
-    path: '/v1/chat/completions',
-    body: JSON.stringify({
-      model: 'gpt-bench',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Say something about foxes.' }],
-    }),
-  },
-] as const;
 
 /** Starts a process; resolves once `ready()` says so (callgrind makes start-up slow: up to two minutes). */
 async function start(
@@ -88,7 +68,7 @@ function instructions(pid: number): number {
 function calls(
   base: string,
   headers: Record<string, string>,
-  route: (typeof ROUTES)[number],
+  route: (typeof HOT_ROUTES)[number],
   amount: number,
 ) {
   return autocannon({
@@ -185,9 +165,9 @@ async function main(): Promise<void> {
     for (const make of makers) {
       const target = await make();
       try {
-        for (const route of ROUTES) await calls(target.base, target.headers, route, WARM);
+        for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);
         const perCall: Record<string, number> = {};
-        for (const route of ROUTES) {
+        for (const route of HOT_ROUTES) {
           execFileSync('callgrind_control', ['-z', String(target.child.pid)], { stdio: 'ignore' });
           const result = await calls(target.base, target.headers, route, CALLS);
           if (result['2xx'] !== CALLS)
@@ -212,13 +192,13 @@ async function main(): Promise<void> {
   const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
   const rows = results.map(
     (r) =>
-      `| ${r.name} | ${ROUTES.map((route) => `${k(r.perCall[route.name])} (${(r.perCall[route.name] / bare.perCall[route.name]).toFixed(2)}x)`).join(' | ')} |`,
+      `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])} (${(r.perCall[route.name] / bare.perCall[route.name]).toFixed(2)}x)`).join(' | ')} |`,
   );
   const table = [
     `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route, over ${CALLS} calls per route at 8 connections; in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy. ${machine}.`,
     '',
-    `| target | ${ROUTES.map((r) => r.path).join(' | ')} |`,
-    `| - | ${ROUTES.map(() => '-').join(' | ')} |`,
+    `| target | ${HOT_ROUTES.map((r) => r.path).join(' | ')} |`,
+    `| - | ${HOT_ROUTES.map(() => '-').join(' | ')} |`,
     ...rows,
   ].join('\n');
   writeSection('LLM gateway: instructions per call', table);

@@ -28,7 +28,7 @@ import {
   writeSection,
   type ServerPair,
 } from './lib';
-import { BIG_BYTES, bigChunk, CHAT_ANSWER, JSON_ANSWER } from './upstream-data';
+import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -41,31 +41,8 @@ const SSE_SAMPLES = 10;
 const VENDOR_KEY = 'sk-bench-vendor';
 const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s
 
-/** The two hot routes, each with a typical small request and the answer the vendor stand-in gives it. */
-const ALL_ROUTES = [
-  {
-    name: 'messages',
-    path: '/v1/messages',
-    body: JSON.stringify({
-      model: 'claude-bench',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Say something about foxes.' }],
-    }),
-    answer: JSON_ANSWER,
-  },
-  {
-    name: 'chat',
-    path: '/v1/chat/completions',
-    body: JSON.stringify({
-      model: 'gpt-bench',
-      max_tokens: 64,
-      messages: [{ role: 'user', content: 'Say something about foxes.' }],
-    }),
-    answer: CHAT_ANSWER,
-  },
-] as const;
-type RouteName = (typeof ALL_ROUTES)[number]['name'];
-const ROUTES = ALL_ROUTES.filter((r) => !ONLY_ROUTES || ONLY_ROUTES.includes(r.name));
+type RouteName = (typeof HOT_ROUTES)[number]['name'];
+const ROUTES = HOT_ROUTES.filter((r) => !ONLY_ROUTES || ONLY_ROUTES.includes(r.name));
 
 /**
  * Pins a process (all its threads) to one CPU: the proxy under test gets CPU 1 to itself, while this load

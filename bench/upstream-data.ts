@@ -44,3 +44,27 @@ export function bigChunk(): Buffer {
   const whole = event.repeat(Math.floor(CHUNK_BYTES / event.length));
   return Buffer.from(whole + ':'.padEnd(CHUNK_BYTES - whole.length - 1, ' ') + '\n');
 }
+
+/** The two hot routes both gateway benches drive, each with a typical small request and the stand-in's answer. */
+export const HOT_ROUTES = [
+  {
+    name: 'messages',
+    path: '/v1/messages',
+    body: JSON.stringify({
+      model: 'claude-bench',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+    }),
+    answer: JSON_ANSWER,
+  },
+  {
+    name: 'chat',
+    path: '/v1/chat/completions',
+    body: JSON.stringify({
+      model: 'gpt-bench',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: 'Say something about foxes.' }],
+    }),
+    answer: CHAT_ANSWER,
+  },
+] as const;

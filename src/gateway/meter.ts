@@ -1,6 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { ModelUsage, TokenUsage, UsageStore } from '../store';
+import { emptyUsage } from '../store/usage';
 import type { VendorName } from './vendor';
 
 /** What one (key, model) pair has used since its last store write; `vendor` only labels the token counters. */
@@ -13,15 +14,6 @@ interface Pending {
   /** Not yet in the token counters (less than `totals` after a failed write was put back). */
   uncounted: ModelUsage;
 }
-
-const zero = (): ModelUsage => ({
-  requests: 0,
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  reasoning: 0,
-});
 
 const TOKEN_TYPES = [
   ['input', 'input'],
@@ -74,7 +66,8 @@ export class UsageMeter {
   private entry(vendor: VendorName, keyId: string, model: string): Pending {
     const id = `${keyId}\u0000${model}\u0000${vendor}`;
     let entry = this.pending.get(id);
-    if (!entry) this.pending.set(id, (entry = { keyId, model, vendor, totals: zero(), uncounted: zero() }));
+    if (!entry)
+      this.pending.set(id, (entry = { keyId, model, vendor, totals: emptyUsage(), uncounted: emptyUsage() }));
     return entry;
   }
 

@@ -44,18 +44,20 @@ export async function listen(app: App, host: string, port: number, logger: Logge
       upgraded.delete(socket);
     });
   });
+  let draining = false;
+  // One listener function for every response (no closure per request: this runs on the hot path).
+  function ended(this: http.ServerResponse): void {
+    const socket = this.req.socket;
+    const left = (inFlight.get(socket) ?? 1) - 1;
+    if (left > 0) inFlight.set(socket, left);
+    else inFlight.delete(socket);
+    if (draining && left <= 0 && !upgraded.has(socket)) socket.destroy();
+  }
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const socket = req.socket;
-    inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-    res.once('close', () => {
-      const left = (inFlight.get(socket) ?? 1) - 1;
-      if (left > 0) inFlight.set(socket, left);
-      else inFlight.delete(socket);
-      if (draining && left <= 0 && !upgraded.has(socket)) socket.destroy();
-    });
+    inFlight.set(req.socket, (inFlight.get(req.socket) ?? 0) + 1);
+    res.on('close', ended); // a response closes once
   });
   server.on('upgrade', (req: http.IncomingMessage) => upgraded.add(req.socket));
-  let draining = false;
 
   const drain = (graceMs: number) =>
     new Promise<void>((resolve) => {

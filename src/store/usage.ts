@@ -8,7 +8,8 @@ type Field = (typeof FIELDS)[number];
 // A model name never holds NUL, so it separates model and field unambiguously.
 const SEP = '\u0000';
 
-function empty(): ModelUsage {
+/** A usage record with every count at zero. */
+export function emptyUsage(): ModelUsage {
   return { requests: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
 }
 
@@ -19,7 +20,7 @@ export class MemoryUsageStore implements UsageStore {
     let models = this.byKey.get(keyId);
     if (!models) this.byKey.set(keyId, (models = new Map()));
     let totals = models.get(model);
-    if (!totals) models.set(model, (totals = empty()));
+    if (!totals) models.set(model, (totals = emptyUsage()));
     for (const field of FIELDS) totals[field] += more[field];
   }
 
@@ -51,7 +52,7 @@ export class RedisUsageStore implements UsageStore {
       const model = name.slice(0, cut);
       const field = name.slice(cut + 1) as Field;
       if (!FIELDS.includes(field)) continue;
-      (out[model] ??= empty())[field] = Number(value);
+      (out[model] ??= emptyUsage())[field] = Number(value);
     }
     return out;
   }

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { ModelUsage } from '../../src/store';
+import { emptyUsage } from '../../src/store/usage';
 import { writeSection } from '../../bench/lib';
 import { settled } from '../helpers/eventually';
 import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
@@ -72,14 +73,7 @@ function freshHome(name: string): string {
 function expectedUsage(seen: Seen[]): Record<string, ModelUsage> {
   const out: Record<string, ModelUsage> = {};
   const add = (model: string, input: number, output: number, cacheRead = 0, reasoning = 0) => {
-    const u = (out[model] ??= {
-      requests: 0,
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      reasoning: 0,
-    });
+    const u = (out[model] ??= emptyUsage());
     u.requests += 1;
     u.input += input;
     u.output += output;

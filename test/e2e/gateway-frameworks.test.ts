@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import type { ModelUsage } from '../../src/store';
+import { emptyUsage } from '../../src/store/usage';
 import { settled } from '../helpers/eventually';
 import { useGateway, VENDOR_KEYS, type GatewaySetup } from '../helpers/gateway';
 import { EMBEDDING, type Received } from '../helpers/mock-vendor';
@@ -17,12 +18,10 @@ import { fundedKey } from '../helpers/services';
  */
 
 const usage = (input: number, output: number, more: Partial<ModelUsage> = {}): ModelUsage => ({
+  ...emptyUsage(),
   requests: 1,
   input,
   output,
-  cacheRead: 0,
-  cacheWrite: 0,
-  reasoning: 0,
   ...more,
 });
 

@@ -149,7 +149,7 @@ const responseObject = (status: string, usage: unknown) => ({
   usage,
 });
 
-const RESPONSES_USAGE = {
+export const RESPONSES_USAGE = {
   input_tokens: 40,
   input_tokens_details: { cached_tokens: 8 },
   output_tokens: 11,

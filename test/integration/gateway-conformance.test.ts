@@ -35,7 +35,7 @@ import {
 import { settled } from '../helpers/eventually';
 import { testConfig } from '../helpers/services';
 import { rawRequest, startGateway, type RawResponse, type RunningGateway } from '../helpers/gateway';
-import { MockVendor, type MockHandler, type Received } from '../helpers/mock-vendor';
+import { MockVendor, RESPONSES_USAGE, type MockHandler, type Received } from '../helpers/mock-vendor';
 
 /**
  * One conformance suite for every vendor, generated from the vendor definitions (src/gateway/vendors/*.ts): each
@@ -1365,13 +1365,6 @@ const CHAT_USAGE = {
   total_tokens: 70,
   prompt_tokens_details: { cached_tokens: 10 },
   completion_tokens_details: { reasoning_tokens: 6 },
-};
-const RESPONSES_USAGE = {
-  input_tokens: 40,
-  input_tokens_details: { cached_tokens: 8 },
-  output_tokens: 11,
-  output_tokens_details: { reasoning_tokens: 2 },
-  total_tokens: 51,
 };
 const IMAGES_USAGE = {
   input_tokens: 50,

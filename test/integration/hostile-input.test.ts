@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { rawRequest, startGateway, type RunningGateway } from '../helpers/gateway';
-import { MockVendor } from '../helpers/mock-vendor';
+import { rawRequest, useGateway, type RunningGateway } from '../helpers/gateway';
+import type { MockVendor } from '../helpers/mock-vendor';
 import { redisUrl } from '../helpers/redis';
 import { createHarness, fundedKey, type TestHarness } from '../helpers/services';
 
@@ -153,17 +153,10 @@ describe.each(modes)('hostile JSON bodies ($name)', ({ redis }) => {
 describe('hostile input on the gateway', () => {
   let vendor: MockVendor;
   let gw: RunningGateway;
-  beforeAll(async () => {
-    vendor = await new MockVendor().start();
-    gw = await startGateway(vendor.url);
-  });
-  afterAll(async () => {
-    await gw.close();
-    await vendor.stop();
-  });
+  let key: string;
+  useGateway({}, 100, (s) => ({ vendor, gw, key } = s));
 
   test('a malformed percent-escape in a gateway path is a vendor-shaped 400, not a 500', async () => {
-    const { key } = await fundedKey(gw.h.services);
     for (const path of ['/v1/files/%E0%A4%A', '/v1beta/models/%ZZ:generateContent', '/v1/responses/%']) {
       const res = await rawRequest(`${gw.base}${path}`, {
         method: path.includes('generateContent') ? 'POST' : 'GET',
@@ -180,7 +173,6 @@ describe('hostile input on the gateway', () => {
   });
 
   test('a lone surrogate in a model name is a vendor-shaped 400, and nothing reaches the vendor', async () => {
-    const { key } = await fundedKey(gw.h.services);
     const before = vendor.received.length;
     const res = await rawRequest(`${gw.base}/v1/messages`, {
       headers: { 'x-api-key': key, 'content-type': 'application/json' },

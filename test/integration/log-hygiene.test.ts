@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import request from 'supertest';
 import { createLogger, loggableUrl } from '../../src/observability/logger';
-import { rawRequest, startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
-import { MockVendor } from '../helpers/mock-vendor';
+import { rawRequest, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import type { MockVendor } from '../helpers/mock-vendor';
 import { describeRedis, redisUrl } from '../helpers/redis';
-import { fundedKey, LogCapture, testConfig } from '../helpers/services';
+import { LogCapture, testConfig } from '../helpers/services';
 
 /**
  * What reaches a log line: never a key or a secret, whatever the spelling of the query parameter carrying it, and
@@ -13,14 +13,8 @@ import { fundedKey, LogCapture, testConfig } from '../helpers/services';
 describe('log hygiene', () => {
   let vendor: MockVendor;
   let gw: RunningGateway;
-  beforeAll(async () => {
-    vendor = await new MockVendor().start();
-    gw = await startGateway(vendor.url);
-  });
-  afterAll(async () => {
-    await gw.close();
-    await vendor.stop();
-  });
+  let key: string;
+  useGateway({}, 100, (s) => ({ vendor, gw, key } = s));
 
   test.each([
     ['?key=', (k: string) => `?key=${k}`],
@@ -29,7 +23,6 @@ describe('log hygiene', () => {
     ['?%4B%45%59= (all escaped)', (k: string) => `?%4B%45%59=${k}`],
     ['?alt=sse&Key= (not first)', (k: string) => `?alt=sse&Key=${encodeURIComponent(k)}`],
   ])('a Genway key in %s is used, and redacted in the access line', async (_name, query) => {
-    const { key } = await fundedKey(gw.h.services);
     const res = await rawRequest(`${gw.base}/v1beta/models/gemini-test:generateContent${query(key)}`, {
       headers: { 'content-type': 'application/json' },
       body: '{}',
