@@ -12,6 +12,7 @@ import { requireApiKey } from './http/auth';
 import { errorHandler, unknownRoute } from './http/errors';
 import { healthRouter } from './http/health';
 import { requestContext } from './http/request-context';
+import { closingWriteHead } from './http/server';
 import './http/locals';
 import type { Services } from './services';
 
@@ -27,6 +28,8 @@ export function buildApp(services: Services): App {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', config.server.trustProxy);
+  // Express gives every response its own prototype: refusals sent before the body arrived close early here too.
+  app.response.writeHead = closingWriteHead as typeof app.response.writeHead;
 
   app.use(requestContext(logger, metrics));
   app.use(healthRouter(services));

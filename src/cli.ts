@@ -29,15 +29,24 @@ async function printDevKey(services: Services, config: Config): Promise<void> {
   );
 }
 
-function onSignals(handler: (signal: NodeJS.Signals) => void): void {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, handler);
+/** Past the grace, how long closing connections may take before the process exits regardless. */
+const EXIT_AFTER_MS = 2000;
+
+/** Runs `handler` on SIGTERM or SIGINT; the process exits within the grace and EXIT_AFTER_MS whatever is left open. */
+function onSignals(graceMs: number, handler: (signal: NodeJS.Signals) => Promise<void>): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, (s) => {
+      setTimeout(() => process.exit(), graceMs + EXIT_AFTER_MS).unref();
+      void handler(s);
+    });
+  }
 }
 
 async function serve(config: Config, withWorker: boolean): Promise<void> {
   const services = createServices(config);
   const { logger } = services;
   const app = buildApp(services);
-  const running = await listen(app, config.server.host, config.server.port, logger);
+  const running = await listen(app, config.server, logger);
   if (withWorker) startWorkers(services);
   logger.info(
     { port: running.port, host: config.server.host, store: services.store.kind, worker: withWorker },
@@ -45,15 +54,18 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
   );
   if (services.store.kind === 'memory' && config.server.port !== 0) await printDevKey(services, config);
 
-  onSignals(async (signal) => {
+  onSignals(config.server.shutdownGraceMs, async (signal) => {
     logger.info(
       { signal, graceMs: config.server.shutdownGraceMs },
       'shutting down: draining in-flight requests',
     );
+    const deadline = Date.now() + config.server.shutdownGraceMs;
     await running.drain(config.server.shutdownGraceMs);
-    await closeServices(services);
+    // One grace for the whole shutdown: jobs get what the drain left.
+    const { abandoned } = await closeServices(services, Math.max(0, deadline - Date.now()));
     logger.info('shutdown complete');
     logger.flush();
+    if (abandoned) process.exit();
   });
 }
 
@@ -61,9 +73,15 @@ async function worker(config: Config): Promise<void> {
   const services = createServices(config);
   startWorkers(services);
   services.logger.info({ store: services.store.kind }, 'genway worker started');
-  onSignals(async () => {
-    await closeServices(services);
+  onSignals(config.server.shutdownGraceMs, async (signal) => {
+    services.logger.info(
+      { signal, graceMs: config.server.shutdownGraceMs },
+      'shutting down: letting running jobs finish',
+    );
+    const { abandoned } = await closeServices(services, config.server.shutdownGraceMs);
     services.logger.info('worker stopped');
+    services.logger.flush();
+    if (abandoned) process.exit();
   });
 }
 

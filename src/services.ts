@@ -123,9 +123,19 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   };
 }
 
-export async function closeServices(services: Services): Promise<void> {
+/**
+ * Closes everything; running jobs get up to `jobsGraceMs` to finish (the shutdown grace left after the drain). When
+ * some did not, nothing else is closed and `abandoned` is true: the caller exits the process at once, so an abandoned
+ * handler can neither finish nor record a failure it did not see (in Redis mode its job runs again elsewhere).
+ */
+export async function closeServices(
+  services: Services,
+  jobsGraceMs?: number,
+): Promise<{ abandoned: boolean }> {
   await services.gateway.close();
-  await services.scheduler.close();
+  const { abandoned } = await services.scheduler.close(jobsGraceMs);
+  if (abandoned) return { abandoned };
   await services.outbound.close();
   await services.store.close();
+  return { abandoned };
 }

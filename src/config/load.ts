@@ -68,6 +68,8 @@ function fromEnv(env: Env): Plain {
     ['HOST', ['server', 'host'], String],
     ['GENWAY_PUBLIC_URL', ['server', 'publicUrl'], String],
     ['REDIS_URL', ['store', 'redisUrl'], String],
+    ['REDIS_SENTINELS', ['store', 'sentinels'], list],
+    ['REDIS_SENTINEL_NAME', ['store', 'sentinelName'], String],
     ['GENWAY_STORE_PREFIX', ['store', 'prefix'], String],
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],

@@ -36,9 +36,23 @@ export const configSchema = z.strictObject({
     bodyLimitBytes: z.number().int().positive(),
     shutdownGraceMs: ms,
     trustProxy: z.boolean(),
+    /** The request line and headers must arrive within this, from the connection's first byte. */
+    headersTimeoutMs: ms.positive(),
+    /** The whole request (headers and body) must arrive within this; responses and streams are not limited by it. */
+    requestTimeoutMs: ms.positive(),
+    /** An idle keep-alive connection (between requests) is closed after this. */
+    keepAliveTimeoutMs: ms.positive(),
+    /** Connections one process holds at once; past it new connections are closed as they arrive. */
+    maxConnections: z.number().int().positive(),
   }),
   store: z.strictObject({
     redisUrl: z.url({ protocol: /^rediss?$/ }).optional(),
+    /**
+     * Sentinel mode: `host:port` of each sentinel; the master named `sentinelName` is found through them and followed
+     * across failovers (redisUrl then gives only the password, database and TLS).
+     */
+    sentinels: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'host:port')).default([]),
+    sentinelName: z.string().min(1).default('mymaster'),
     prefix: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, "_", ".", ":" or "-"'),
   }),
   admin: z.strictObject({
@@ -62,6 +76,8 @@ export const configSchema = z.strictObject({
     retryDelaysMs: z.array(ms),
     timeoutMs: ms.positive(),
     rotationGraceMs: ms,
+    /** Job slots of one worker that deliveries to one destination (URL origin) may hold at once. */
+    perDestinationConcurrency: z.number().int().positive(),
   }),
   batches: z.strictObject({
     ttlMs: ms.positive(),
@@ -75,11 +91,17 @@ export const configSchema = z.strictObject({
   tasks: z.strictObject({
     retentionMs: ms.positive(),
   }),
+  accounts: z.strictObject({
+    /** Ledger entries (and the idempotency of their references) are kept this long; balances are kept for ever. */
+    ledgerRetentionMs: ms.positive(),
+  }),
   gateway: z.strictObject({
     connectTimeoutMs: ms.positive(),
     idleTimeoutMs: ms.positive(),
     maxRequestBytes: z.number().int().positive(),
     usageFlushMs: ms.positive(),
+    /** Redis mode: where each process journals its charges until the ledger has them (see charge-journal.ts). */
+    chargeJournalDir: z.string().min(1),
     objectTtlMs: ms.positive(),
     batchPriceFactor: z.number().nonnegative(),
     anthropic: vendorSchema,
@@ -97,6 +119,13 @@ export const configSchema = z.strictObject({
 
 /** Rules between keys: replicas on one Redis must share the key that signs URLs and encrypts secrets. */
 export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['server', 'headersTimeoutMs'],
+      message: 'must not exceed server.requestTimeoutMs (the headers are part of the request)',
+    });
+  }
   if (config.store.redisUrl && !config.security.secretsKey) {
     ctx.addIssue({
       code: 'custom',

@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   bad_gateway: 502,
+  /** The store (Redis) does not answer: nothing was done, retry (Retry-After). */
+  unavailable: 503,
   gateway_timeout: 504,
   loop_detected: 508,
 } as const;

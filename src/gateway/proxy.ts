@@ -223,6 +223,13 @@ export class VendorProxy {
     let closed = false;
     let tap: ((chunk: Buffer) => void) | undefined;
     let transform: ForwardOptions['transform'];
+    /**
+     * A metered response that is not an event stream keeps its latest chunk back until `beforeEnd` has settled:
+     * a client reading a length-delimited body has it whole with its last byte, so the charge must be journaled
+     * first, or a crash in between serves a call that is never charged. (A stream ends only at `res.end()`.)
+     */
+    let holdLast = false;
+    let last: Buffer | null = null;
     const resume = () => resumeUpstream?.();
     /** A body held for `rewriteBody`: the head waits for it. */
     let held: {
@@ -274,6 +281,7 @@ export class VendorProxy {
           return true;
         }
         this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
+        holdLast = tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(raw);
         return true;
       },
       onData: (chunk) => {
@@ -286,6 +294,12 @@ export class VendorProxy {
         }
         tap?.(chunk);
         if (transform) chunk = transform.write(chunk);
+        if (holdLast) {
+          const previous = last;
+          last = chunk;
+          if (!previous) return true;
+          chunk = previous;
+        }
         if (res.write(chunk)) return true;
         res.once('drain', resume);
         return false;
@@ -296,8 +310,9 @@ export class VendorProxy {
         if (held && !closed) writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
         if (transform && !closed) res.write(transform.end());
         const waiting = options.beforeEnd?.();
-        if (waiting) void waiting.finally(() => res.end());
-        else res.end();
+        const end = () => (last ? res.end(last) : res.end());
+        if (waiting) void waiting.finally(end);
+        else end();
       },
       onError: (err) => {
         if (closed || err instanceof ClientGone) return;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccountsService, AuthContext } from '../accounts/service';
@@ -7,10 +8,12 @@ import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
 import { admit, bearerToken, vendorAuthMessages, type AuthMessages } from '../http/auth';
+import { logServerError, unexpectedError } from '../http/errors';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { Store, TokenUsage } from '../store';
+import { ChargeJournal, type Charge } from './charge-journal';
 import { UsageMeter } from './meter';
 import type { ObjectOwner } from './objects';
 import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
@@ -263,6 +266,14 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     new Set(Object.keys(gateway.prices)),
   );
   const objects = store.vendorObjects;
+  // Redis mode: charges are journaled locally and posted until the ledger has them (a Redis outage, a crash). The
+  // embedded store lives in this process: a charge it cannot take does not exist.
+  const post = ({ accountId, micros, reference }: Charge) =>
+    accounts.chargeAtMost(accountId, micros, reference);
+  const journal = config.store.redisUrl
+    ? new ChargeJournal(join(gateway.chargeJournalDir, config.store.prefix), post, logger)
+    : undefined;
+  const charge = journal ? (c: Charge) => journal.charge(c) : post;
   const observeRequest = requestObserver(metrics);
   const admission = {
     accounts,
@@ -271,44 +282,68 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'gateway' }),
   };
 
-  /** Meters readings and charges their price: per call, or once per object (batch results, at the batch price). */
+  /**
+   * Meters and charges a batch's results once per batch, at the batch price, however often they are fetched. The
+   * charge goes first, under the batch's own reference (the ledger takes it once); the marker only keeps a second
+   * fetch out of the token counters.
+   */
   async function accountOnce(
     upstream: Upstream,
     auth: AuthContext,
     readings: UsageReading[],
     billOnce: string,
   ): Promise<void> {
+    const micros = priceOf(undefined, readings, gateway.batchPriceFactor);
+    if (micros > 0) {
+      await charge({
+        accountId: auth.accountId,
+        micros,
+        reference: `llm-batch:${upstream.name}:${billOnce}`,
+      });
+    }
     // The marker's id holds a NUL, which no id a client names can (path segments and JSON strings exclude it).
     const marker = `\u0000billed:${billOnce}`;
-    const [billed] = await objects.recall(upstream.name, [marker]);
-    if (billed) return;
+    const [metered] = await objects.recall(upstream.name, [marker]);
+    if (metered) return;
     await objects.remember(
       upstream.name,
       [{ id: marker, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
       gateway.objectTtlMs,
     );
-    await account(upstream, auth, undefined, readings, billOnce);
+    meterAll(upstream, auth, undefined, readings);
   }
 
+  function priceOf(requestModel: string | undefined, readings: UsageReading[], factor = 1): number {
+    let micros = 0;
+    for (const r of readings) {
+      const price = prices.get(modelLabel(requestModel ?? r.model));
+      if (price) micros += cost(price, r.usage) * factor;
+    }
+    return Math.round(micros);
+  }
+
+  function meterAll(
+    upstream: Upstream,
+    auth: AuthContext,
+    requestModel: string | undefined,
+    readings: UsageReading[],
+  ) {
+    for (const r of readings)
+      meter.add(upstream.name, auth.keyId, modelLabel(requestModel ?? r.model), r.usage, r.requests);
+  }
+
+  /** Meters one call's readings and charges their price. */
   function account(
     upstream: Upstream,
     auth: AuthContext,
     requestModel: string | undefined,
     readings: UsageReading[],
-    billOnce?: string,
   ): Promise<unknown> | undefined {
-    let micros = 0;
-    for (const r of readings) {
-      const model = modelLabel(requestModel ?? r.model);
-      meter.add(upstream.name, auth.keyId, model, r.usage, r.requests);
-      const price = prices.get(model);
-      if (price) micros += cost(price, r.usage) * (billOnce ? gateway.batchPriceFactor : 1);
-    }
-    micros = Math.round(micros);
+    meterAll(upstream, auth, requestModel, readings);
+    const micros = priceOf(requestModel, readings);
     if (micros <= 0) return undefined;
     // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
-    const reference = billOnce ? `llm-batch:${upstream.name}:${billOnce}` : `llm:${randomUUID()}`;
-    return accounts.chargeAtMost(auth.accountId, micros, reference);
+    return charge({ accountId: auth.accountId, micros, reference: `llm:${randomUUID()}` });
   }
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
@@ -376,10 +411,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
 
   /** Genway's own refusal in the vendor's shape; never a stack trace, never the envelope. */
   function refuse(req: IncomingMessage, res: ServerResponse, call: Call, err: unknown): void {
-    const apiError = err instanceof ApiError ? err : new ApiError('internal', 'Internal server error');
-    if (apiError.status >= 500) {
-      logger.error({ err, requestId: call.requestId, route: call.route }, 'gateway request failed');
-    }
+    const apiError = err instanceof ApiError ? err : unexpectedError(err);
+    logServerError(logger, apiError, err, { requestId: call.requestId, route: call.route });
     if (res.headersSent) {
       res.destroy();
       return;
@@ -546,6 +579,33 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
     let tap: UsageTap | null = null;
     let watch: ((chunk: Buffer) => void) | undefined;
+    /**
+     * Meters the tap's readings and charges their price, once. The charge is journaled synchronously; what this
+     * returns settles when the readings are in hand (a compressed body is read asynchronously), not when posted.
+     */
+    let recorded = false;
+    function recordUsage(): Promise<void> | undefined {
+      recorded = true;
+      const t = tap as UsageTap | null;
+      if (!t) return undefined;
+      const failed = (err: unknown) =>
+        logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed');
+      const record = (readings: UsageReading[]) => {
+        if (!readings.length) return;
+        const posted = billOnce
+          ? accountOnce(upstream, auth, readings, billOnce)
+          : account(upstream, auth, model, readings);
+        posted?.catch(failed);
+      };
+      try {
+        const readings = t.finish();
+        if (Array.isArray(readings)) record(readings);
+        else return readings.then(record, failed);
+      } catch (err) {
+        failed(err);
+      }
+      return undefined;
+    }
     if (res.destroyed || req.socket.destroyed) return; // the client left while it was admitted
     call.closed = proxy.forward(req, res, {
       upstream,
@@ -577,28 +637,15 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
             },
       beforeEnd: () => {
         watch?.(END);
-        return remembered.length ? Promise.all(remembered) : undefined;
+        // The charge is journaled before the client's response ends (see holdLast in the proxy).
+        const readings = recordUsage();
+        if (!remembered.length) return readings;
+        return Promise.all(readings ? [...remembered, readings] : remembered);
       },
       onClose: (exchange) => {
         observe(upstream, exchange);
-        const t = tap as UsageTap | null;
-        if (!t || (billOnce && !exchange.complete)) return;
-        // Complete usage at the end of a response; what was seen so far when the client left early.
-        const record = (readings: UsageReading[]) =>
-          !readings.length
-            ? undefined
-            : billOnce
-              ? accountOnce(upstream, auth, readings, billOnce)
-              : account(upstream, auth, model, readings);
-        const failed = (err: unknown) =>
-          logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed');
-        try {
-          const readings = t.finish();
-          const recorded = Array.isArray(readings) ? record(readings) : readings.then(record);
-          recorded?.catch(failed);
-        } catch (err) {
-          failed(err);
-        }
+        // What was seen so far when the client left early (a batch's results are billed only when whole).
+        if (!recorded && !(billOnce && !exchange.complete)) void recordUsage();
       },
     });
   }
@@ -679,6 +726,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     close: async () => {
       await proxy.close();
       await meter.close();
+      await journal?.close();
     },
   };
 }

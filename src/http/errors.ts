@@ -1,6 +1,28 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, renderEnvelope } from '../errors';
 import type { Logger } from '../observability/logger';
+import { isStoreUnreachable } from '../store/unreachable';
+
+/**
+ * An error no route raised on purpose: the store being unreachable is a 503 (nothing was done, retry shortly),
+ * anything else a 500 that says nothing of its cause.
+ */
+export function unexpectedError(err: unknown): ApiError {
+  if (isStoreUnreachable(err)) {
+    return new ApiError(
+      'unavailable',
+      'The store is unreachable (Redis restarting or failing over); nothing was done, retry',
+      { 'Retry-After': '1' },
+    );
+  }
+  return new ApiError('internal', 'Internal server error');
+}
+
+/** Logs a 5xx of Genway's own: a store outage as a warning (it passes), anything else as an error. */
+export function logServerError(logger: Logger, apiError: ApiError, err: unknown, fields: object): void {
+  if (apiError.status === 503) logger.warn({ err, ...fields }, 'store unreachable');
+  else if (apiError.status >= 500) logger.error({ err, ...fields }, 'request failed');
+}
 
 export const unknownRoute: RequestHandler = (req) => {
   throw new ApiError('not_found', `No route for ${req.method} ${req.path}`);
@@ -35,16 +57,14 @@ function toApiError(err: unknown): ApiError {
         return new ApiError('invalid_request', `Request body incomplete: ${err.message}`);
     }
   }
-  return new ApiError('internal', 'Internal server error');
+  return unexpectedError(err);
 }
 
 /** The one error path: every thrown error ends here and leaves as an envelope (or the route's vendor shape). */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const apiError = toApiError(err);
-    if (apiError.status >= 500) {
-      logger.error({ err, requestId: res.locals.requestId, route: res.locals.route }, 'request failed');
-    }
+    logServerError(logger, apiError, err, { requestId: res.locals.requestId, route: res.locals.route });
     if (res.headersSent) {
       res.destroy();
       return;

@@ -1,7 +1,55 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { App } from '../app';
+import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
+
+export type ServerOptions = Pick<
+  Config['server'],
+  'host' | 'port' | 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxConnections'
+>;
+
+/**
+ * After answering a request whose body has not all arrived (a 401, 413 or 429 sent before reading the upload), the
+ * connection is half-closed and the rest of the body read and dropped for at most this long, then cut: the client
+ * gets the answer rather than a reset, and a client that sends a byte a second cannot hold the connection.
+ */
+const LINGER_MS = 2_000;
+
+/** Whether the request has a body that has not all arrived (a request without one is complete only after 'request'). */
+function bodyPending(req: http.IncomingMessage): boolean {
+  return (
+    !req.complete &&
+    (req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] ?? '0') !== '0')
+  );
+}
+
+/** Node's destroySoon, but the rest of the body is read and dropped for LINGER_MS before the connection is cut. */
+function lingeringClose(this: Socket): void {
+  if (this.writable) this.end();
+  setTimeout(() => this.destroy(), LINGER_MS).unref();
+}
+
+const writeHead = http.ServerResponse.prototype.writeHead;
+/**
+ * `writeHead` for responses that may start before their request's body has all arrived: such a response says
+ * `Connection: close` (so no client sends its next request down a connection about to close) and the connection is
+ * closed after it, lingering. Checked once per response, as its head is written: a body forwarded whole before the
+ * vendor answers costs one boolean. Installed on the server's responses and on Express's (which swaps the prototype).
+ */
+export const closingWriteHead = function (this: http.ServerResponse, ...args: Parameters<typeof writeHead>) {
+  if (bodyPending(this.req)) {
+    this.shouldKeepAlive = false; // Node then sends Connection: close and calls destroySoon after the answer
+    this.req.socket.destroySoon = lingeringClose;
+  }
+  return writeHead.apply(this, args);
+} as typeof writeHead;
+
+class Response extends http.ServerResponse {}
+Response.prototype.writeHead = closingWriteHead;
+
+/** How often Node sweeps connections for the headers and request timeouts (its default, 30 s, is coarser than them). */
+const TIMEOUT_SWEEP_MS = 1_000;
 
 export interface RunningServer {
   server: http.Server;
@@ -14,13 +62,36 @@ export interface RunningServer {
   drain(graceMs: number): Promise<void>;
 }
 
-export async function listen(app: App, host: string, port: number, logger: Logger): Promise<RunningServer> {
-  const server = http.createServer({ noDelay: true }, app);
+export async function listen(app: App, options: ServerOptions, logger: Logger): Promise<RunningServer> {
+  const { host, port } = options;
+  // Node's request timeout covers receiving the request only: streamed answers are governed by the gateway's idle
+  // timeout, never by a total.
+  const server = http.createServer(
+    {
+      noDelay: true,
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      keepAliveTimeout: options.keepAliveTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_SWEEP_MS,
+      ServerResponse: Response,
+    },
+    app,
+  );
+  server.maxConnections = options.maxConnections;
+  let dropped = 0;
+  server.on('drop', () => {
+    // One line per burst, not per connection: a flood must not become a flood of log lines.
+    if (dropped++ === 0) {
+      setTimeout(() => {
+        logger.warn(
+          { dropped, maxConnections: options.maxConnections },
+          'connection cap reached; connections closed',
+        );
+        dropped = 0;
+      }, 1_000).unref();
+    }
+  });
   server.on('upgrade', app.upgrade);
-  // Long-lived streams are governed by the gateway's idle timeout, not by a total request timeout.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

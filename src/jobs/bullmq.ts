@@ -3,6 +3,8 @@ import { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
 import { redisKeys } from '../store/keys';
+import { createRedisConnection, type RedisTarget } from '../store/redis/connection';
+import { withinGrace } from '../clock';
 import { MAX_ATTEMPTS } from './memory';
 import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
 
@@ -22,13 +24,13 @@ export class BullScheduler implements Scheduler {
   private readonly prefix: string;
 
   constructor(
-    redisUrl: string,
+    redis: RedisTarget,
     storePrefix: string,
     private readonly jobs: Config['jobs'],
     private readonly logger: Logger,
   ) {
     // BullMQ needs maxRetriesPerRequest: null on the connections its workers block on.
-    this.connection = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: 'genway-jobs' });
+    this.connection = createRedisConnection(redis, 'genway-jobs', { maxRetriesPerRequest: null });
     this.prefix = redisKeys(storePrefix).bullPrefix;
   }
 
@@ -64,10 +66,20 @@ export class BullScheduler implements Scheduler {
     this.workers.push(worker);
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled(this.workers.map((w) => w.close()));
+  async close(graceMs = Infinity): Promise<{ abandoned: boolean }> {
+    const finished = Promise.allSettled(this.workers.map((w) => w.close()));
+    if (!(await withinGrace(finished, graceMs))) {
+      this.logger.warn(
+        { graceMs },
+        'jobs still running at the end of the shutdown grace; left to other workers',
+      );
+      // Nothing more is closed: the caller exits the process. The jobs keep their locks until jobs.lockDurationMs,
+      // then another worker takes them over as stalled and runs them again.
+      return { abandoned: true };
+    }
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     await this.connection.quit().catch(() => this.connection.disconnect());
+    return { abandoned: false };
   }
 
   private queue(name: QueueName): Queue {

@@ -1,3 +1,4 @@
+import { withinGrace } from '../clock';
 import type { Logger } from '../observability/logger';
 import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
 
@@ -43,11 +44,13 @@ export class MemoryScheduler implements Scheduler {
     for (const job of this.backlog.splice(0)) this.schedule(job, 0);
   }
 
-  async close(): Promise<void> {
+  async close(graceMs = Infinity): Promise<{ abandoned: boolean }> {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    await Promise.allSettled([...this.running]);
+    if (await withinGrace(Promise.allSettled([...this.running]), graceMs)) return { abandoned: false };
+    this.logger.warn({ graceMs }, 'jobs still running at the end of the shutdown grace; abandoned');
+    return { abandoned: true };
   }
 
   private schedule(job: PendingJob, delayMs: number): void {

@@ -32,6 +32,10 @@ export interface Scheduler {
   enqueue<T extends object>(queue: QueueName, payload: T, options?: JobOptions): Promise<void>;
   /** Makes this process a worker of `queue`. Only processes that run workers call it. */
   work<T extends object>(queue: QueueName, handler: JobHandler<T>): void;
-  /** Stops taking jobs, lets running handlers finish, closes connections. */
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and lets running handlers finish for up to `graceMs`, then stops waiting for them (a handler
+   * still running is abandoned: in Redis mode its job is run again by another worker once its lock lapses) and
+   * closes connections.
+   */
+  close(graceMs?: number): Promise<{ abandoned: boolean }>;
 }

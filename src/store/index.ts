@@ -1,14 +1,17 @@
 import type { Config } from '../config';
 import { createMemoryStore } from './memory';
-import { createRedisStore } from './redis';
+import { createRedisStore, redisTarget } from './redis';
 import type { Store } from './types';
 
 export * from './types';
 
 /** The one place that knows which adapter runs: Redis when `store.redisUrl` is set, memory otherwise. */
 export function createStore(config: Config): Store {
-  const options = { taskRetentionMs: config.tasks.retentionMs };
+  const options = {
+    taskRetentionMs: config.tasks.retentionMs,
+    ledgerRetentionMs: config.accounts.ledgerRetentionMs,
+  };
   return config.store.redisUrl
-    ? createRedisStore(config.store.redisUrl, config.store.prefix, options)
+    ? createRedisStore(redisTarget(config.store), config.store.prefix, options)
     : createMemoryStore(options);
 }

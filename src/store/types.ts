@@ -126,6 +126,8 @@ export interface UsageStore {
 export interface StoreOptions {
   /** How long a finished task (success or failed) is kept after its completion; status is then a 404. */
   taskRetentionMs: number;
+  /** How long a ledger entry is kept (its reference with it); older ones go as new ones are posted. */
+  ledgerRetentionMs: number;
 }
 
 export interface Store {

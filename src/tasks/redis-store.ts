@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RedisKeys } from '../store/keys';
+import { ledgerCutoff } from '../store/redis/accounts';
 import { LuaScript } from '../store/redis/scripts';
 import type { CreateResult, TaskRecord, TaskState, TaskStore } from './types';
 
@@ -11,6 +12,7 @@ export class RedisTaskStore implements TaskStore {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly retentionMs: number,
+    private readonly ledgerRetentionMs = Infinity,
   ) {}
 
   async createWithCharge(task: TaskRecord): Promise<CreateResult> {
@@ -29,6 +31,7 @@ export class RedisTaskStore implements TaskStore {
         `task:${task.taskId}`,
         task.createTime,
         JSON.stringify(task),
+        ledgerCutoff(task.createTime, this.ledgerRetentionMs),
       ],
     )) as CreateResult;
   }

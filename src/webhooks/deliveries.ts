@@ -15,6 +15,19 @@ interface DeliveryJob {
   attempt: number;
   /** When the event was first enqueued: a revoke after it suppresses the delivery. */
   enqueuedAt: number;
+  /** How often this attempt was put off because its destination was busy (sets the next wait). */
+  deferrals?: number;
+}
+
+/** A put-off attempt waits 1 s, 2 s, 4 s ... up to this, with jitter: thousands queued for one slow receiver idle. */
+const MAX_DEFER_MS = 30_000;
+
+function destinationOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url; // the outbound client refuses it with its own reason
+  }
 }
 
 interface Policy {
@@ -30,6 +43,9 @@ interface Policy {
 export class DeliveryEngine implements Deliveries {
   private readonly policies: Record<DeliveryRequest['kind'], Policy>;
   private readonly headers: { eventId: string; timestamp: string; signature: string };
+  /** Attempts in flight in this process per destination (URL origin). */
+  private readonly busy = new Map<string, number>();
+  private readonly perDestination: number;
 
   constructor(
     private readonly deps: {
@@ -43,6 +59,7 @@ export class DeliveryEngine implements Deliveries {
     },
   ) {
     const { callbacks, webhooks } = deps.config;
+    this.perDestination = webhooks.perDestinationConcurrency;
     this.policies = {
       // The spec asks a callback receiver for exactly 200; a webhook receiver for any 2xx.
       callback: {
@@ -70,11 +87,40 @@ export class DeliveryEngine implements Deliveries {
   }
 
   registerWorker(): void {
-    this.deps.scheduler.work<DeliveryJob>(DELIVERY_QUEUE, (job) => this.attempt(job));
+    this.deps.scheduler.work<DeliveryJob>(DELIVERY_QUEUE, (job) => this.run(job));
   }
 
   private count(kind: DeliveryRequest['kind'], outcome: string): void {
     this.deps.metrics.deliveries.inc({ kind, outcome });
+  }
+
+  /**
+   * Fairness: one destination (URL origin) holds at most `webhooks.perDestinationConcurrency` of this worker's job
+   * slots. An attempt for a destination already at its share is put off (the same attempt, re-enqueued with a growing
+   * delay) instead of waiting in a slot, so a receiver that is slow or never answers delays only its own deliveries.
+   */
+  private async run(job: DeliveryJob): Promise<void> {
+    const destination = destinationOf(job.request.url);
+    const inFlight = this.busy.get(destination) ?? 0;
+    if (inFlight >= this.perDestination) return this.defer(job);
+    this.busy.set(destination, inFlight + 1);
+    try {
+      await this.attempt(job);
+    } finally {
+      const left = (this.busy.get(destination) ?? 1) - 1;
+      if (left > 0) this.busy.set(destination, left);
+      else this.busy.delete(destination);
+    }
+  }
+
+  private async defer(job: DeliveryJob): Promise<void> {
+    const deferrals = (job.deferrals ?? 0) + 1;
+    const base = Math.min(MAX_DEFER_MS, 1000 * 2 ** (deferrals - 1));
+    this.count(job.request.kind, 'deferred');
+    await this.deps.scheduler.enqueue(DELIVERY_QUEUE, { ...job, deferrals } satisfies DeliveryJob, {
+      jobId: `${job.request.eventId}:${job.attempt}:deferred:${deferrals}`,
+      delayMs: Math.round(base * (0.75 + Math.random() / 2)),
+    });
   }
 
   private async attempt(job: DeliveryJob): Promise<void> {
@@ -137,7 +183,7 @@ export class DeliveryEngine implements Deliveries {
       return;
     }
     this.count(request.kind, 'retry_scheduled');
-    const next: DeliveryJob = { ...job, attempt: job.attempt + 1 };
+    const next: DeliveryJob = { ...job, attempt: job.attempt + 1, deferrals: 0 };
     await this.deps.scheduler.enqueue(DELIVERY_QUEUE, next, {
       jobId: `${request.eventId}:${next.attempt}`,
       delayMs: delay,

@@ -1,5 +1,5 @@
 import type { KeyGateResult, KeyRecord, Store } from '../../src/store';
-import { storeAdapters } from './stores';
+import { OPTIONS, storeAdapters } from './stores';
 
 const adapters = storeAdapters();
 
@@ -53,6 +53,28 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
     expect((await store.accounts.revokeKey('key_1', 9000))?.revokedAt).toBe(5000);
     expect((await store.accounts.findKeyByHash(k.hash))?.revokedAt).toBe(5000);
     expect(await store.accounts.revokeKey('key_nope', 1)).toBeNull();
+  });
+
+  test('ledger entries past their retention go as new ones are posted, references with them; the balance stays', async () => {
+    const short = adapter.create(undefined, { ...OPTIONS, ledgerRetentionMs: 1000 });
+    try {
+      await short.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1 });
+      const post = (kind: 'credit' | 'charge', amountMicros: number, reference: string, at: number) =>
+        short.accounts.post({ accountId: 'acct_1', kind, amountMicros, reference, at });
+      await post('credit', 100, 'c1', 100);
+      await post('charge', 10, 'k1', 500);
+      await post('charge', 20, 'k2', 1200); // cutoff 200: c1 goes
+      expect((await short.accounts.ledger('acct_1')).map((e) => e.reference)).toEqual(['k1', 'k2']);
+      await post('charge', 5, 'k3', 2000); // cutoff 1000: k1 goes
+      expect((await short.accounts.ledger('acct_1')).map((e) => e.reference)).toEqual(['k2', 'k3']);
+      expect(await short.accounts.balanceMicros('acct_1')).toBe(65);
+      // A dropped entry's reference is forgotten; a kept one still deduplicates.
+      expect((await post('charge', 10, 'k1', 2100)).status).toBe('applied');
+      expect((await post('charge', 20, 'k2', 2100)).status).toBe('duplicate');
+      expect(await short.accounts.balanceMicros('acct_1')).toBe(55);
+    } finally {
+      await short.close();
+    }
   });
 
   test('credit, charge and refund move the balance and append to the ledger', async () => {

@@ -4,7 +4,7 @@ import type { Store, StoreOptions } from '../../src/store';
 import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
 
 /** A retention no contract test waits out, except the one that sets its own. */
-export const OPTIONS = { taskRetentionMs: 30 * 24 * 3600 * 1000 };
+export const OPTIONS = { taskRetentionMs: 30 * 24 * 3600 * 1000, ledgerRetentionMs: 400 * 24 * 3600 * 1000 };
 
 export interface StoreAdapter {
   name: string;

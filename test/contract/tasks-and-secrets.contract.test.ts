@@ -1,6 +1,6 @@
 import type { Store } from '../../src/store';
 import type { TaskRecord } from '../../src/tasks/types';
-import { storeAdapters } from './stores';
+import { OPTIONS, storeAdapters } from './stores';
 
 const adapters = storeAdapters();
 
@@ -84,7 +84,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
   });
 
   test('a finished task is deleted once its retention after completion is over; an unfinished one stays', async () => {
-    const short = adapter.create(undefined, { taskRetentionMs: 200 });
+    const short = adapter.create(undefined, { ...OPTIONS, taskRetentionMs: 200 });
     try {
       await fundedAccount(short);
       await short.tasks.createWithCharge(task({ taskId: 'task_done' }));

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { listeningPort, ROOT, startGenway, type GenwayProcess } from '../helpers/process';
+import { adminAccount, listeningPort, ROOT, startGenway, type GenwayProcess } from '../helpers/process';
 
 const ADMIN = 'mcp-test-admin-token-0123456789';
 const MCP_MAIN = path.join(ROOT, 'dist', 'mcp', 'main.js');
@@ -34,22 +34,8 @@ describe('genway-mcp over stdio, driven by the MCP SDK client', () => {
   beforeAll(async () => {
     genway = startGenway(['serve'], { PORT: '0', GENWAY_ADMIN_TOKEN: ADMIN, GENWAY_CONFIG: '' });
     base = `http://127.0.0.1:${await listeningPort(genway)}`;
-    const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
-    const acct = (await (
-      await fetch(`${base}/admin/v1/accounts`, {
-        method: 'POST',
-        headers: admin,
-        body: JSON.stringify({ name: 'mcp', balanceUsd: 5 }),
-      })
-    ).json()) as { data: { accountId: string } };
-    const key = (await (
-      await fetch(`${base}/admin/v1/accounts/${acct.data.accountId}/keys`, {
-        method: 'POST',
-        headers: admin,
-        body: '{}',
-      })
-    ).json()) as { data: { key: string } };
-    client = await connect(key.data.key);
+    const { key } = await adminAccount(base, 5, ADMIN);
+    client = await connect(key);
   });
   afterAll(async () => {
     await client?.close();

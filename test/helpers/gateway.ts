@@ -3,6 +3,7 @@ import http from 'node:http';
 import { createHarness, fundedKey, type TestConfigOptions, type TestHarness } from './services';
 import { MockVendor } from './mock-vendor';
 import { deepMerge } from '../../src/config';
+import { listen } from '../../src/http/server';
 
 export const VENDOR_KEYS = {
   anthropic: ['sk-ant-vendor-1', 'sk-ant-vendor-2'],
@@ -40,12 +41,15 @@ export async function startGateway(
     workers: false,
     overlay: deepMerge(options.overlay ?? {}, { gateway }),
   });
-  const server = http.createServer({ noDelay: true }, h.app);
-  server.on('upgrade', h.app.upgrade);
-  await new Promise<void>((r) => server.listen(options.port ?? 0, '127.0.0.1', r));
+  // The server `genway serve` runs: its timeouts, connection cap and early close are part of what is tested.
+  const { server, port } = await listen(
+    h.app,
+    { ...h.services.config.server, host: '127.0.0.1', port: options.port ?? 0 },
+    h.services.logger,
+  );
   return {
     h,
-    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    base: `http://127.0.0.1:${port}`,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -39,7 +39,9 @@ export class MockVendor {
         };
         this.received.push(received);
         const handler = this.handlers.shift() ?? this.fallback;
-        void Promise.resolve(handler(received, res)).catch(() => res.destroy());
+        void Promise.resolve()
+          .then(() => handler(received, res))
+          .catch(() => res.destroy());
       });
     });
   }
@@ -302,7 +304,8 @@ export const defaultAnswer: MockHandler = (req, res) => {
   const path = req.url.split('?')[0];
   const parsed = (() => {
     try {
-      return JSON.parse(req.body.toString()) as {
+      // A body that is JSON but not an object (null, a number) reads as an empty request, as a vendor would refuse it.
+      return (Object(JSON.parse(req.body.toString())) ?? {}) as {
         input?: unknown;
         model?: string;
         encoding_format?: string;

@@ -80,3 +80,34 @@ export async function listeningPort(p: GenwayProcess): Promise<number> {
   const m = await p.waitFor(/"port":(\d+)[^\n]*"msg":"genway listening"/);
   return Number(m[1]);
 }
+
+/** The admin token the Redis-mode process tests give Genway. */
+export const PROCESS_ADMIN = 'admin-token-0123456789';
+
+/** The environment of a Genway process in Redis mode: `configPath` merged over the defaults, any free port. */
+export function redisProcessEnv(redisUrl: string, configPath: string): Record<string, string> {
+  return {
+    GENWAY_CONFIG: configPath,
+    REDIS_URL: redisUrl,
+    GENWAY_SECRETS_KEY: 'test-secrets-key-0123456789',
+    GENWAY_ADMIN_TOKEN: PROCESS_ADMIN,
+    PORT: '0',
+  };
+}
+
+/** An account holding `balanceUsd` and a key for it, made through the admin API of the Genway at `base`. */
+export async function adminAccount(
+  base: string,
+  balanceUsd: number,
+  adminToken = PROCESS_ADMIN,
+): Promise<{ accountId: string; key: string }> {
+  const headers = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
+  const post = async (path: string, body: unknown) => {
+    const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { data: Record<string, string> }).data;
+  };
+  const { accountId } = await post('/admin/v1/accounts', { name: 'test', balanceUsd });
+  const { key } = await post(`/admin/v1/accounts/${accountId}/keys`, { name: 'test' });
+  return { accountId, key };
+}

@@ -1,3 +1,5 @@
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { deepMerge, loadConfig, type Config } from '../../src/config';
 import { createLogger } from '../../src/observability/logger';
@@ -25,6 +27,8 @@ export function testConfig({ redis = false, prefix, overlay = {} }: TestConfigOp
     log: { level: 'info' },
     store: redis ? { redisUrl, prefix: prefix ?? uniquePrefix() } : {},
     security: redis ? { secretsKey: 'test-secrets-key-0123456789' } : {},
+    // Each test's store prefix gets its own subdirectory here (the journal is per store).
+    gateway: { chargeJournalDir: path.join(os.tmpdir(), 'genway-test-charges') },
   };
   return loadConfig({ env: {}, overlay: deepMerge(base, overlay) });
 }

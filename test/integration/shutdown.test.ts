@@ -29,7 +29,7 @@ describe('shutdown (drain)', () => {
       });
     const app = Object.assign(handler, { upgrade: () => undefined }) as unknown as App;
     const logs = new LogCapture();
-    const running = await listen(app, '127.0.0.1', 0, createLogger(testConfig(), logs));
+    const running = await listen(app, { ...testConfig().server, port: 0 }, createLogger(testConfig(), logs));
 
     const silent = connect(running.port, '');
     const half = connect(running.port, 'GET /sl');

@@ -23,6 +23,7 @@ const ERROR_TYPES: Record<number, string> = {
   413: 'request_too_large',
   429: 'rate_limit_error',
   502: 'api_error',
+  503: 'overloaded_error',
   504: 'timeout_error',
   508: 'api_error',
 };

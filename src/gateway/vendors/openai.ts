@@ -23,6 +23,7 @@ const ERRORS: Record<number, [type: string, code: string | null]> = {
   413: ['invalid_request_error', 'request_too_large'],
   429: ['requests', 'rate_limit_exceeded'],
   502: ['server_error', 'upstream_unreachable'],
+  503: ['server_error', 'service_unavailable'],
   504: ['server_error', 'upstream_timeout'],
   508: ['server_error', 'loop_detected'],
 };

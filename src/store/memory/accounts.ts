@@ -23,6 +23,8 @@ export class MemoryAccountStore implements AccountStore {
   private readonly keysByHash = new Map<string, KeyRecord>();
   private readonly keysById = new Map<string, KeyRecord>();
 
+  constructor(private readonly ledgerRetentionMs = Infinity) {}
+
   async createAccount(account: AccountRecord): Promise<void> {
     if (this.accounts.has(account.accountId)) return;
     this.accounts.set(account.accountId, {
@@ -96,6 +98,14 @@ export class MemoryAccountStore implements AccountStore {
     const entry: LedgerEntry = { ...posting, balanceAfterMicros: state.balanceMicros };
     state.ledger.push(entry);
     state.refs.set(refKey, entry);
+    // Entries past their retention go from the front (the ledger is in posting order), references with them.
+    const cutoff = entry.at - this.ledgerRetentionMs;
+    let drop = 0;
+    while (drop < state.ledger.length && state.ledger[drop].at < cutoff) {
+      const old = state.ledger[drop++];
+      state.refs.delete(`${old.kind}:${old.reference}`);
+    }
+    if (drop) state.ledger.splice(0, drop);
     return { status: 'applied', entry: { ...entry } };
   }
 

@@ -9,7 +9,7 @@ import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
 
 export function createMemoryStore(options: StoreOptions): Store {
-  const accounts = new MemoryAccountStore();
+  const accounts = new MemoryAccountStore(options.ledgerRetentionMs);
   return {
     kind: 'memory',
     accounts,

@@ -15,6 +15,11 @@ function keyFromHash(record: string | null, revokedAt: string | null): KeyRecord
   return key;
 }
 
+/** The `at` before which ledger entries are dropped as one is posted at `at` ('' = never: the scripts skip trimming). */
+export function ledgerCutoff(at: number, retentionMs: number): string {
+  return Number.isFinite(retentionMs) ? String(at - retentionMs) : '';
+}
+
 export function parsePostReply(reply: unknown): PostResult {
   const [status, payload] = reply as [string, string | undefined];
   switch (status) {
@@ -39,6 +44,7 @@ export class RedisAccountStore implements AccountStore {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly keyChanged: (hash: string) => void = () => undefined,
+    private readonly ledgerRetentionMs = Infinity,
   ) {}
 
   async createAccount(account: AccountRecord): Promise<void> {
@@ -109,6 +115,7 @@ export class RedisAccountStore implements AccountStore {
         request.reference,
         request.at,
         request.atMost ? '1' : '0',
+        ledgerCutoff(request.at, this.ledgerRetentionMs),
       ],
     );
     return parsePostReply(reply);

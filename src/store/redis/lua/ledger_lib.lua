@@ -1,7 +1,27 @@
 -- Shared by every script that moves money: the loader prepends this file to scripts that declare
 -- "-- needs: ledger_lib". A posting is idempotent per (kind, reference); a charge never overdraws. With
 -- at_most, a charge the balance cannot cover takes what the balance holds (and records that amount).
-local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, amount, reference, at, at_most)
+-- Drops entries posted before cutoff from the front of the ledger (it is in posting order), their references with
+-- them; a few per posting, so a backlog drains over the next postings without a long script.
+local function ledger_trim(ledger_key, refs_key, cutoff)
+  if not cutoff then
+    return
+  end
+  for _ = 1, 8 do
+    local first = redis.call('LINDEX', ledger_key, 0)
+    if not first then
+      return
+    end
+    local old = cjson.decode(first)
+    if old.at >= cutoff then
+      return
+    end
+    redis.call('LPOP', ledger_key)
+    redis.call('HDEL', refs_key, old.kind .. ':' .. old.reference)
+  end
+end
+
+local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, amount, reference, at, at_most, cutoff)
   if redis.call('EXISTS', account_key) == 0 then
     return {'unknown_account'}
   end
@@ -28,5 +48,6 @@ local function ledger_post(account_key, ledger_key, refs_key, account_id, kind, 
   })
   redis.call('RPUSH', ledger_key, entry)
   redis.call('HSET', refs_key, ref_field, entry)
+  ledger_trim(ledger_key, refs_key, cutoff)
   return {'applied', entry}
 end
