@@ -7,6 +7,7 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/'],
   transform: { '^.+\\.ts$': 'ts-jest' },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   setupFiles: ['<rootDir>/test/helpers/env.ts'],
   testTimeout: 30000,
   maxWorkers: 2,

@@ -16,3 +16,35 @@ export function newId(prefix: string): string {
   offset += ID_BYTES;
   return `${prefix}_${hex}`;
 }
+
+/** Hex digits of an account id that place the account's data on one Redis Cluster hash slot. */
+const TAG_CHARS = 4;
+const TAGGED = /^[a-z]+_([0-9a-f]{4})/;
+
+/**
+ * The account's placement tag: the first 4 hex digits of its id. In Redis Cluster every key of the account (balance,
+ * ledger, secrets, idempotency keys) and of its tasks and batches carries it as the hash tag, so one script can charge
+ * the account and write the task (src/store/keys.ts). An id of another form gets 4 hex digits of a hash of it.
+ */
+export function accountTag(accountId: string): string {
+  const tagged = TAGGED.exec(accountId);
+  if (tagged) return tagged[1];
+  let h = 0x811c9dc5; // FNV-1a
+  for (let i = 0; i < accountId.length; i++) h = Math.imul(h ^ accountId.charCodeAt(i), 0x01000193);
+  return ((h >>> 0) & 0xffff).toString(16).padStart(TAG_CHARS, '0');
+}
+
+/**
+ * A new id of something that belongs to `accountId` (a task, a batch): its first 4 hex digits are the account's tag,
+ * so `idTag` finds the account's hash slot from the id alone (a result URL, a job). 112 random bits remain.
+ */
+export function newAccountId(prefix: string, accountId: string): string {
+  const id = newId(prefix);
+  const at = prefix.length + 1;
+  return `${id.slice(0, at)}${accountTag(accountId)}${id.slice(at + TAG_CHARS)}`;
+}
+
+/** The placement tag an id made by `newAccountId` carries (an id of another form: the id itself, its own slot). */
+export function idTag(id: string): string {
+  return TAGGED.exec(id)?.[1] ?? id;
+}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection';
 import type { RedisKeys } from '../store/keys';
 import { LuaScript } from '../store/redis/scripts';
 import type { BatchClaim, BatchRecord, BatchStore, ItemKeyClaim } from './types';
@@ -14,7 +14,7 @@ function digest(text: string): string {
 
 export class RedisBatchStore implements BatchStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 

@@ -5,7 +5,7 @@ import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
 import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import { parseOrThrow } from '../http/validate';
-import { newId } from '../ids';
+import { newAccountId } from '../ids';
 import type { BatchLink, TaskRecord } from '../tasks/types';
 import type { BatchItemRecord, BatchRecord, BatchStore } from './types';
 
@@ -175,7 +175,7 @@ export class BatchService {
     }
 
     try {
-      const batchId = newId('batch');
+      const batchId = newAccountId('batch', auth.accountId);
       const expiresAt = now + this.deps.ttlMs;
       const secretVersion = body.webhook_url
         ? await this.deps.currentSecretVersion(auth.accountId)
@@ -252,7 +252,7 @@ export class BatchService {
       throw err;
     }
 
-    const taskId = newId('task');
+    const taskId = newAccountId('task', auth.accountId);
     const claim = await this.deps.store.claimItemKey(auth.accountId, itemKey, taskId, at.expiresAt, at.now);
     if (claim.status === 'exists') return { ...base, taskId: claim.taskId, outcome: 'reused' };
     try {

@@ -70,6 +70,7 @@ function fromEnv(env: Env): Plain {
     ['REDIS_URL', ['store', 'redisUrl'], String],
     ['REDIS_SENTINELS', ['store', 'sentinels'], list],
     ['REDIS_SENTINEL_NAME', ['store', 'sentinelName'], String],
+    ['REDIS_CLUSTER_NODES', ['store', 'clusterNodes'], list],
     ['GENWAY_STORE_PREFIX', ['store', 'prefix'], String],
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],

@@ -1,9 +1,13 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Logger } from '../observability/logger';
 import { redisKeys } from '../store/keys';
-import { createRedisConnection, type RedisTarget } from '../store/redis/connection';
+import {
+  createRedisConnection,
+  isClusterTarget,
+  type RedisClient,
+  type RedisTarget,
+} from '../store/redis/connection';
 import { withinGrace } from '../clock';
 import { MAX_ATTEMPTS } from './memory';
 import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
@@ -18,7 +22,7 @@ function bullJobId(jobId: string): string {
  * died is taken over by another worker once its lock (jobs.lockDurationMs) lapses.
  */
 export class BullScheduler implements Scheduler {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly queues = new Map<QueueName, Queue>();
   private readonly workers: Worker[] = [];
   private readonly prefix: string;
@@ -31,7 +35,7 @@ export class BullScheduler implements Scheduler {
   ) {
     // BullMQ needs maxRetriesPerRequest: null on the connections its workers block on.
     this.connection = createRedisConnection(redis, 'genway-jobs', { maxRetriesPerRequest: null });
-    this.prefix = redisKeys(storePrefix).bullPrefix;
+    this.prefix = redisKeys(storePrefix, isClusterTarget(redis)).bullPrefix;
   }
 
   async enqueue<T extends object>(queue: QueueName, payload: T, options: JobOptions = {}): Promise<void> {

@@ -1,45 +1,60 @@
+import { accountTag, idTag } from '../ids';
+
 /**
  * Every Redis key Genway writes, in one place, under one namespace (`store.prefix`).
  * Lua scripts receive these names through KEYS, never build them.
+ *
+ * In Redis Cluster (`cluster`), every key a script or transaction touches together carries one hash tag, so it is on
+ * one slot: `{<account tag>}` for an account's balance, ledger, secrets and idempotency keys and for its tasks and
+ * batches (their ids carry the account's tag: src/ids.ts), `{keys}` for API keys, their rate buckets and the
+ * key-event stream. On one Redis (direct or Sentinel) the names are the ones Genway has always used, so an existing
+ * deployment's data stays where it is.
  */
-export function redisKeys(prefix: string) {
+export function redisKeys(prefix: string, cluster = false) {
   const p = `${prefix}:`;
+  /** Where an account's keys start: `prefix:{tag}:` in a cluster, `prefix:` otherwise. */
+  const ofAccount = cluster ? (accountId: string) => `${p}{${accountTag(accountId)}}:` : () => p;
+  /** Where the keys of a task or batch start, from its id alone. */
+  const ofOwned = cluster ? (id: string) => `${p}{${idTag(id)}}:` : () => p;
+  const ofKeys = cluster ? `${p}{keys}:` : p;
   return {
     /** hash: name, createdAt, balance (integer micro-USD) */
-    account: (accountId: string) => `${p}account:${accountId}`,
+    account: (accountId: string) => `${ofAccount(accountId)}account:${accountId}`,
     /** set of keyIds */
-    accountKeys: (accountId: string) => `${p}account:${accountId}:keys`,
+    accountKeys: (accountId: string) => `${ofKeys}account:${accountId}:keys`,
     /** list of JSON LedgerEntry, append-only */
-    ledger: (accountId: string) => `${p}account:${accountId}:ledger`,
+    ledger: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:ledger`,
     /** hash `${kind}:${reference}` -> JSON LedgerEntry (idempotency of postings) */
-    ledgerRefs: (accountId: string) => `${p}account:${accountId}:ledger-refs`,
+    ledgerRefs: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:ledger-refs`,
     /** string: JSON KeyRecord, found by the hash of the presented key */
-    keyByHash: (hash: string) => `${p}keyhash:${hash}`,
+    keyByHash: (hash: string) => `${ofKeys}keyhash:${hash}`,
     /** string: the hash of key `keyId` (index for admin lookups and revocation) */
-    keyHashOf: (keyId: string) => `${p}key:${keyId}`,
+    keyHashOf: (keyId: string) => `${ofKeys}key:${keyId}`,
     /**
      * stream of "key changed" events (fields seq, type, hash, keyId), appended only through key_events.lua in the
      * script that changes the key; every replica's key gate follows it (src/store/redis/key-events.ts)
      */
-    keyEvents: `${p}key-events`,
-    /** hash: tokens, ts (token bucket) */
-    rateLimit: (bucketId: string) => `${p}ratelimit:${bucketId}`,
+    keyEvents: `${ofKeys}key-events`,
+    /** hash: tokens, ts (token bucket); read with the key's record in one script */
+    rateLimit: (bucketId: string) => `${ofKeys}ratelimit:${bucketId}`,
     /** string: JSON TaskRecord */
-    task: (taskId: string) => `${p}task:${taskId}`,
+    task: (taskId: string) => `${ofOwned(taskId)}task:${taskId}`,
     /** string: JSON BatchRecord, expires with the batch */
-    batch: (batchId: string) => `${p}batch:${batchId}`,
+    batch: (batchId: string) => `${ofOwned(batchId)}batch:${batchId}`,
     /** string: batchId, or the in-flight marker while the first request with this Idempotency-Key runs */
-    batchIdempotencyKey: (accountId: string, keyHash: string) => `${p}batch-key:${accountId}:${keyHash}`,
+    batchIdempotencyKey: (accountId: string, keyHash: string) =>
+      `${ofAccount(accountId)}batch-key:${accountId}:${keyHash}`,
     /** string: taskId bound to an item idempotency_key (account-level), expires with its batch */
-    itemIdempotencyKey: (accountId: string, keyHash: string) => `${p}item-key:${accountId}:${keyHash}`,
+    itemIdempotencyKey: (accountId: string, keyHash: string) =>
+      `${ofAccount(accountId)}item-key:${accountId}:${keyHash}`,
     /** hash: `v:<n>` -> JSON SecretVersion (ciphertext only), current, max, revokedAt */
-    webhookSecrets: (accountId: string) => `${p}account:${accountId}:webhook-secrets`,
+    webhookSecrets: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:webhook-secrets`,
     /** hash `${model}\u0000${field}` -> integer (gateway token usage of one key) */
     keyUsage: (keyId: string) => `${p}key:${keyId}:usage`,
     /** string: JSON ObjectOwner of a vendor object made through the gateway, expires with gateway.objectTtlMs */
     vendorObject: (vendor: string, id: string) => `${p}gw-object:${vendor}:${id}`,
-    /** prefix handed to BullMQ for its queues */
-    bullPrefix: `${prefix}:bull`,
+    /** prefix handed to BullMQ for its queues (in a cluster, one hash tag: BullMQ's scripts touch several keys) */
+    bullPrefix: cluster ? `{${prefix}:bull}` : `${prefix}:bull`,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis/connection';
 import type { RedisKeys } from './keys';
 import { LuaScript } from './redis/scripts';
 import type { ModelUsage, UsageStore } from './types';
@@ -34,7 +34,7 @@ const hashIncrMany = new LuaScript('hash_incr_many');
 /** One hash per key; every (model, field) increment of a call in one script, so concurrent replicas add up exactly. */
 export class RedisUsageStore implements UsageStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 

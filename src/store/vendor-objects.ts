@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis/connection';
 import type { ObjectOwner, VendorObjectStore } from '../gateway/objects';
 import type { VendorName } from '../gateway/vendor';
 import type { RedisKeys } from './keys';
@@ -30,25 +30,27 @@ export class MemoryVendorObjectStore implements VendorObjectStore {
   }
 }
 
-/** One string per object (`vendorObject`), expiring with its record: one round trip per write and per lookup. */
+/**
+ * One string per object (`vendorObject`), expiring with its record. Each key is written and read on its own (in
+ * parallel, so still one round trip): the objects of one call can sit on different slots of a Redis Cluster, where a
+ * transaction or MGET across them is refused.
+ */
 export class RedisVendorObjectStore implements VendorObjectStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 
   async remember(vendor: VendorName, objects: { id: string; owner: ObjectOwner }[], ttlMs: number) {
-    if (objects.length === 0) return;
-    const multi = this.redis.multi();
-    for (const { id, owner } of objects) {
-      multi.set(this.keys.vendorObject(vendor, id), JSON.stringify(owner), 'PX', ttlMs);
-    }
-    await multi.exec();
+    await Promise.all(
+      objects.map(({ id, owner }) =>
+        this.redis.set(this.keys.vendorObject(vendor, id), JSON.stringify(owner), 'PX', ttlMs),
+      ),
+    );
   }
 
   async recall(vendor: VendorName, ids: readonly string[]): Promise<(ObjectOwner | null)[]> {
-    if (ids.length === 0) return [];
-    const values = await this.redis.mget(ids.map((id) => this.keys.vendorObject(vendor, id)));
+    const values = await Promise.all(ids.map((id) => this.redis.get(this.keys.vendorObject(vendor, id))));
     return values.map((v) => (v ? (JSON.parse(v) as ObjectOwner) : null));
   }
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection';
 import type { RedisKeys } from '../store/keys';
 import { ledgerCutoff } from '../store/redis/accounts';
 import { LuaScript } from '../store/redis/scripts';
@@ -9,7 +9,7 @@ const taskReplace = new LuaScript('task_replace');
 
 export class RedisTaskStore implements TaskStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly retentionMs: number,
     private readonly ledgerRetentionMs = Infinity,

@@ -7,7 +7,7 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { RESULT_URL_LIFETIME_MS, type FileSigner } from '../files/signer';
 import { parseOrThrow } from '../http/validate';
-import { newId } from '../ids';
+import { newAccountId } from '../ids';
 import type { Scheduler } from '../jobs';
 import type { Logger } from '../observability/logger';
 import type { MediaProbe } from '../outbound/types';
@@ -148,7 +148,7 @@ export class TaskService {
     const balance = await this.deps.accounts.balanceUsd(auth.accountId);
     if (balance * 1_000_000 < prepared.chargeMicros) throw this.insufficient(prepared, balance);
     const task: TaskRecord = {
-      taskId: options.taskId ?? newId('task'),
+      taskId: options.taskId ?? newAccountId('task', auth.accountId),
       accountId: auth.accountId,
       keyId: auth.keyId,
       model: model.id,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis/connection';
 import type { RedisKeys } from '../store/keys';
 import { LuaScript } from '../store/redis/scripts';
 
@@ -84,7 +84,7 @@ const revokeScript = new LuaScript('webhook_secret_revoke');
 /** One hash per account: `v:<n>` -> JSON version, `current`, `max`, `revokedAt`; every change is one Lua step. */
 export class RedisWebhookSecretStore implements WebhookSecretStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 

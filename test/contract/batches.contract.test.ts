@@ -1,14 +1,17 @@
 import type { BatchRecord } from '../../src/batches/types';
 import type { Store } from '../../src/store';
+import { accountTag } from '../../src/ids';
 import { storeAdapters } from './stores';
 
 const adapters = storeAdapters();
+/** A batch id of acct_1's, as BatchService makes them (its account's tag first: one Redis Cluster slot). */
+const bid = (suffix: string) => `batch_${accountTag('acct_1')}${suffix}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function batch(overrides: Partial<BatchRecord> = {}): BatchRecord {
   const now = Date.now();
   return {
-    batchId: 'batch_1',
+    batchId: bid('1'),
     accountId: 'acct_1',
     model: 'image-gen',
     idempotencyKey: 'idem-1',
@@ -39,8 +42,8 @@ describe.each(adapters.map((a) => [a.name, a] as const))('BatchStore contract (%
       status: 'exists',
       batch: batch({ createdAt: expect.any(Number), expiresAt: expect.any(Number) }),
     });
-    expect(await store.batches.get('batch_1', now)).toMatchObject({
-      batchId: 'batch_1',
+    expect(await store.batches.get(bid('1'), now)).toMatchObject({
+      batchId: bid('1'),
       items: [{ taskId: 'task_1' }],
     });
   });
@@ -78,10 +81,10 @@ describe.each(adapters.map((a) => [a.name, a] as const))('BatchStore contract (%
 
   test('a batch is gone after it expires', async () => {
     const now = Date.now();
-    await store.batches.save(batch({ batchId: 'batch_short', expiresAt: now + 60 }), now);
-    expect(await store.batches.get('batch_short', now)).not.toBeNull();
+    await store.batches.save(batch({ batchId: bid('short'), expiresAt: now + 60 }), now);
+    expect(await store.batches.get(bid('short'), now)).not.toBeNull();
     await sleep(100);
-    expect(await store.batches.get('batch_short', Date.now())).toBeNull();
+    expect(await store.batches.get(bid('short'), Date.now())).toBeNull();
   });
 
   test('item keys bind once per account and can be released only by their task', async () => {

@@ -4,7 +4,15 @@ import pino from 'pino';
 import { BullScheduler } from '../../src/jobs/bullmq';
 import { MemoryScheduler } from '../../src/jobs/memory';
 import type { JobContext, Scheduler } from '../../src/jobs';
-import { describeRedis, dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import {
+  clusterTarget,
+  describeRedis,
+  dropClusterPrefix,
+  dropPrefix,
+  redisClusterNodes,
+  redisUrl,
+  uniquePrefix,
+} from '../helpers/redis';
 
 const silent = pino({ level: 'silent' });
 const jobsConfig = { lockDurationMs: 1000, stalledIntervalMs: 500, concurrency: 4 };
@@ -12,13 +20,23 @@ const jobsConfig = { lockDurationMs: 1000, stalledIntervalMs: 500, concurrency: 
 interface Adapter {
   name: string;
   create(prefix: string): Scheduler;
+  drop(prefix: string): Promise<void>;
 }
 
-const adapters: Adapter[] = [{ name: 'memory', create: () => new MemoryScheduler(silent) }];
+const adapters: Adapter[] = [
+  { name: 'memory', create: () => new MemoryScheduler(silent), drop: async () => undefined },
+];
 if (redisUrl)
   adapters.push({
     name: 'bullmq',
     create: (prefix) => new BullScheduler(redisUrl!, prefix, jobsConfig, silent),
+    drop: dropPrefix,
+  });
+if (redisClusterNodes)
+  adapters.push({
+    name: 'bullmq on a Redis Cluster',
+    create: (prefix) => new BullScheduler(clusterTarget(), prefix, jobsConfig, silent),
+    drop: (prefix) => dropClusterPrefix(prefix),
   });
 
 /** Resolves with the first `count` calls of a handler. */
@@ -42,7 +60,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('Scheduler contract (%s
   });
   afterEach(async () => {
     await scheduler.close();
-    await dropPrefix(prefix);
+    await adapter.drop(prefix);
   });
 
   test('a job runs once with its payload', async () => {

@@ -1,12 +1,15 @@
 import type { Store } from '../../src/store';
 import type { TaskRecord } from '../../src/tasks/types';
+import { accountTag } from '../../src/ids';
 import { OPTIONS, storeAdapters } from './stores';
 
 const adapters = storeAdapters();
+/** A task id of `accountId`'s, as TaskService makes them (its account's tag first: one Redis Cluster slot). */
+const tid = (suffix: string, accountId = 'acct_1') => `task_${accountTag(accountId)}${suffix}`;
 
 function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
   return {
-    taskId: 'task_1',
+    taskId: tid('1'),
     accountId: 'acct_1',
     keyId: 'key_1',
     model: 'image-gen',
@@ -49,23 +52,23 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
 
   test('charge and create are one step; a charge that does not fit writes nothing', async () => {
     expect(await store.tasks.createWithCharge(task())).toBe('created');
-    expect(await store.tasks.get('task_1')).toEqual(task());
+    expect(await store.tasks.get(tid('1'))).toEqual(task());
     expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
     expect(
       await store.tasks.createWithCharge(
-        task({ taskId: 'task_2', prepared: { ...task().prepared, chargeMicros: 701 } }),
+        task({ taskId: tid('2'), prepared: { ...task().prepared, chargeMicros: 701 } }),
       ),
     ).toBe('insufficient_balance');
-    expect(await store.tasks.get('task_2')).toBeNull();
+    expect(await store.tasks.get(tid('2'))).toBeNull();
     expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
-    expect(await store.tasks.createWithCharge(task({ taskId: 'task_3', accountId: 'acct_nope' }))).toBe(
+    expect(await store.tasks.createWithCharge(task({ taskId: tid('3', 'acct_nope'), accountId: 'acct_nope' }))).toBe(
       'unknown_account',
     );
   });
 
   test('concurrent creations never overdraw', async () => {
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => store.tasks.createWithCharge(task({ taskId: `task_c${i}` }))),
+      Array.from({ length: 10 }, (_, i) => store.tasks.createWithCharge(task({ taskId: tid(`c${i}`) }))),
     );
     expect(results.filter((r) => r === 'created')).toHaveLength(3);
     expect(await store.accounts.balanceMicros('acct_1')).toBe(100);
@@ -79,29 +82,29 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
       await store.tasks.replace(task({ state: 'success', resultUrls: ['u'] }), ['pending', 'processing']),
     ).toBe(true);
     expect(await store.tasks.replace(task({ state: 'failed' }), ['pending', 'processing'])).toBe(false);
-    expect((await store.tasks.get('task_1'))?.state).toBe('success');
-    expect(await store.tasks.replace(task({ taskId: 'task_missing' }), ['pending'])).toBe(false);
+    expect((await store.tasks.get(tid('1')))?.state).toBe('success');
+    expect(await store.tasks.replace(task({ taskId: tid('missing') }), ['pending'])).toBe(false);
   });
 
   test('a finished task is deleted once its retention after completion is over; an unfinished one stays', async () => {
     const short = adapter.create(undefined, { ...OPTIONS, taskRetentionMs: 200 });
     try {
       await fundedAccount(short);
-      await short.tasks.createWithCharge(task({ taskId: 'task_done' }));
-      await short.tasks.createWithCharge(task({ taskId: 'task_busy' }));
-      const done = task({ taskId: 'task_done', state: 'success', completeTime: 2000, resultUrls: ['u'] });
+      await short.tasks.createWithCharge(task({ taskId: tid('done') }));
+      await short.tasks.createWithCharge(task({ taskId: tid('busy') }));
+      const done = task({ taskId: tid('done'), state: 'success', completeTime: 2000, resultUrls: ['u'] });
       expect(await short.tasks.replace(done, ['pending'])).toBe(true);
-      expect(await short.tasks.replace(task({ taskId: 'task_busy', state: 'processing' }), ['pending'])).toBe(
+      expect(await short.tasks.replace(task({ taskId: tid('busy'), state: 'processing' }), ['pending'])).toBe(
         true,
       );
-      expect(await short.tasks.get('task_done')).toEqual(done); // still within its retention
+      expect(await short.tasks.get(tid('done'))).toEqual(done); // still within its retention
 
       await new Promise((r) => setTimeout(r, 300)); // Redis expires by its clock
       // The memory store sweeps as tasks are written, by their own times: a task created after the retention.
-      await short.tasks.createWithCharge(task({ taskId: 'task_later', createTime: 2000 + 200 }));
-      expect(await short.tasks.get('task_done')).toBeNull();
-      expect((await short.tasks.get('task_busy'))?.state).toBe('processing');
-      expect((await short.tasks.get('task_later'))?.state).toBe('pending');
+      await short.tasks.createWithCharge(task({ taskId: tid('later'), createTime: 2000 + 200 }));
+      expect(await short.tasks.get(tid('done'))).toBeNull();
+      expect((await short.tasks.get(tid('busy')))?.state).toBe('processing');
+      expect((await short.tasks.get(tid('later')))?.state).toBe('pending');
     } finally {
       await short.close();
     }

@@ -4,7 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { verifyGenwayWebhook } from '../../examples/webhook-receiver';
 import { listeningPort, startGenway, type GenwayProcess } from '../helpers/process';
-import { describeRedis, dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import {
+  describeRedis,
+  dropClusterPrefix,
+  dropPrefix,
+  redisClusterNodes,
+  redisUrl,
+  uniquePrefix,
+} from '../helpers/redis';
 
 const ADMIN = 'replicas-admin-token-0123456789';
 const SECRETS_KEY = 'replicas-secrets-key-0123456789';
@@ -34,7 +41,18 @@ async function call<T = unknown>(
   return { status: res.status, body: (await res.json()) as Envelope<T> };
 }
 
-describeRedis('two API replicas and one worker on one Redis act as one service', () => {
+/** Where the replicas keep their state: one Redis, and a Redis Cluster (keys laid out by hash slot) when there is one. */
+const targets: [string, Record<string, string>, (prefix: string) => Promise<void>][] = [
+  ['one Redis', { REDIS_URL: redisUrl ?? '' }, dropPrefix],
+];
+if (redisClusterNodes)
+  targets.push([
+    'a Redis Cluster of 3 masters',
+    { REDIS_URL: 'redis://cluster.invalid:6379', REDIS_CLUSTER_NODES: redisClusterNodes.join(',') },
+    (prefix) => dropClusterPrefix(prefix),
+  ]);
+
+describeRedis.each(targets)('two API replicas and one worker on %s act as one service', (_on, redisEnv, drop) => {
   const prefix = uniquePrefix('replicas');
   const procs: GenwayProcess[] = [];
   let api1: number;
@@ -63,7 +81,7 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
     );
     const p = startGenway(args, {
       PORT: '0',
-      REDIS_URL: redisUrl,
+      ...redisEnv,
       GENWAY_STORE_PREFIX: prefix,
       GENWAY_ADMIN_TOKEN: ADMIN,
       GENWAY_SECRETS_KEY: SECRETS_KEY,
@@ -94,7 +112,7 @@ describeRedis('two API replicas and one worker on one Redis act as one service',
   afterAll(async () => {
     for (const p of procs) p.kill('SIGKILL');
     await new Promise((r) => receiver.close(r));
-    await dropPrefix(prefix);
+    await drop(prefix);
   });
 
   async function account(balanceUsd: number, keyOptions: Record<string, unknown> = {}) {

@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import { createHarness, fundedKey, type TestConfigOptions, type TestHarness } from './services';
 import { MockVendor } from './mock-vendor';
@@ -12,13 +11,7 @@ export const VENDOR_KEYS = {
 };
 
 /** A loopback port nothing listens on (bound, read, released): an unreachable vendor, or a port to take next. */
-export async function freePort(): Promise<number> {
-  const probe = http.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((r) => probe.close(r));
-  return port;
-}
+export { freePort } from './ports';
 
 export interface RunningGateway {
   h: TestHarness;

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import net from 'node:net';
+import { ownCluster, type OwnCluster } from './redis-server';
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
@@ -25,6 +27,7 @@ export default async function globalSetup(): Promise<void> {
   const url = process.env.GENWAY_TEST_REDIS_URL || DEFAULT_URL;
   if (await ping(url)) {
     process.env.GENWAY_TEST_REDIS_URL = url;
+    await startCluster();
     return;
   }
   if (process.env.GENWAY_REQUIRE_REDIS === '1') {
@@ -36,4 +39,29 @@ export default async function globalSetup(): Promise<void> {
     `\n${bar}\n!! NO REDIS at ${url}: every Redis-backed test will be SKIPPED.\n` +
       `!! Start redis-server, or run .ci/run, to test the clustered mode.\n${bar}\n\n`,
   );
+}
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A Redis Cluster (3 masters, 3 replicas) on loopback ports for the whole run, when Debian's redis-server is here:
+ * the store and scheduler contract suites run against it too (GENWAY_TEST_REDIS_CLUSTER). Stopped by global-teardown.
+ */
+async function startCluster(): Promise<void> {
+  if (process.env.GENWAY_TEST_REDIS_CLUSTER) return;
+  if (!hasRedisServer()) {
+    if (process.env.GENWAY_REQUIRE_REDIS === '1') throw new Error('GENWAY_REQUIRE_REDIS=1 but redis-server is missing');
+    process.stderr.write('\n!! redis-server not installed: the Redis Cluster suites will be SKIPPED.\n\n');
+    return;
+  }
+  const cluster = await ownCluster();
+  (globalThis as { genwayTestCluster?: OwnCluster }).genwayTestCluster = cluster;
+  process.env.GENWAY_TEST_REDIS_CLUSTER = cluster.nodes.join(',');
 }

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from './gateway';
+import { freePort } from './ports';
 
 /**
  * A Redis of a test's own (Debian's redis-server on a loopback port), to kill and restart without touching the
@@ -125,4 +125,84 @@ export async function ownSentinel(masterPort: number, quorum = 1): Promise<OwnSe
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A Redis Cluster of a test's own: `masters` masters, each with one replica, on loopback ports. */
+export interface OwnCluster {
+  /** `host:port` of every node (what store.clusterNodes takes; ioredis needs only some of them). */
+  nodes: string[];
+  /** The nodes, masters first as created (a replica's master may change after a failover). */
+  servers: OwnRedis[];
+  /** The node serving `slot` as master now, asked of the cluster. */
+  masterOf(slot: number): Promise<OwnRedis>;
+  stop(): Promise<void>;
+}
+
+function redisCli(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn('redis-cli', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`redis-cli ${args.join(' ')}:\n${out}`))));
+  });
+}
+
+/**
+ * Starts 2 × `masters` redis-servers in cluster mode and joins them with `redis-cli --cluster create` (one replica
+ * per master). A master that stops answering is replaced by its replica after `nodeTimeoutMs`.
+ */
+export async function ownCluster(masters = 3, nodeTimeoutMs = 1000): Promise<OwnCluster> {
+  const servers: OwnRedis[] = [];
+  try {
+    for (let i = 0; i < masters * 2; i++) {
+      const bus = await freePort();
+      servers.push(
+        await ownRedis([
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          String(nodeTimeoutMs),
+          '--cluster-port',
+          String(bus),
+        ]),
+      );
+    }
+    const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
+    await redisCli(['--cluster', 'create', ...nodes, '--cluster-replicas', '1', '--cluster-yes']);
+    // Every node agrees the cluster is whole, and every replica has its master's data.
+    const deadline = Date.now() + 20_000;
+    for (const s of servers) {
+      for (;;) {
+        const info = await redisCli(['-p', String(s.port), 'cluster', 'info']);
+        const replication = await redisCli(['-p', String(s.port), 'info', 'replication']);
+        if (info.includes('cluster_state:ok') && !replication.includes('master_link_status:down')) break;
+        if (Date.now() > deadline) throw new Error(`cluster node ${s.port} not ready:\n${info}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    return {
+      nodes,
+      servers,
+      masterOf: async (slot) => {
+        for (const asked of servers) {
+          const slots = await redisCli(['-p', String(asked.port), '--json', 'cluster', 'slots']).catch(() => '');
+          if (!slots.startsWith('[')) continue; // that node is down
+          const ranges = JSON.parse(slots) as [number, number, [string, number, string]][];
+          const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+          if (!range) throw new Error(`no master serves slot ${slot}`);
+          return servers.find((s) => s.port === range[2][1])!;
+        }
+        throw new Error('no cluster node answers');
+      },
+      stop: async () => {
+        await Promise.all(servers.map((s) => s.stop()));
+      },
+    };
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.stop()));
+    throw err;
+  }
 }

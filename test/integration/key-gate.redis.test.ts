@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { RateLimit } from '../../src/config';
 import type { KeyGateResult, KeyRecord } from '../../src/store';
 import { redisKeys } from '../../src/store/keys';
-import { createRedisConnection, createRedisStore } from '../../src/store/redis';
+import { createRedisConnection, createRedisStore, type RedisClient } from '../../src/store/redis';
 import { KEY_GATE_TIMING, leaseSize, RedisKeyGate, type KeyGateTiming } from '../../src/store/redis/key-gate';
 import { settled } from '../helpers/eventually';
 import { freePort } from '../helpers/gateway';
@@ -85,7 +85,7 @@ describeRedis('the Redis key gate across replicas', () => {
   /** Counts key_gate.lua runs against one bucket (MONITOR on a connection of its own). */
   async function countGateRuns(bucketId: string): Promise<{ count(): number; stop(): void }> {
     const bucket = redisKeys(prefix).rateLimit(bucketId);
-    const monitor = await a.redis.monitor();
+    const monitor = await (a.redis as Redis).monitor();
     let n = 0;
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (/^eval/i.test(args[0]) && args.includes(bucket)) n++;
@@ -268,7 +268,7 @@ describeRedis('the Redis key gate across replicas', () => {
   });
 
   test('close() ends a blocked read at once, also while the feed is cut off, and leaves nothing running', async () => {
-    const connections: Redis[] = [];
+    const connections: RedisClient[] = [];
     const track = (url: string) =>
       new RedisKeyGate(a.redis, redisKeys(prefix), (options) => {
         const connection = createRedisConnection(url, 'test-key-events', options);

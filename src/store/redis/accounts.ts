@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 import type { RedisKeys } from '../keys';
 import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
 import { KEY_EVENTS_MAXLEN } from './key-events';
@@ -41,7 +41,7 @@ export class RedisAccountStore implements AccountStore {
    *   holds at once instead of when the key event comes back through the stream
    */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly keyChanged: (hash: string) => void = () => undefined,
     private readonly ledgerRetentionMs = Infinity,

@@ -1,36 +1,81 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
-/** Where Redis is: a URL, or sentinels that name the master (the URL then gives password, database and TLS). */
-export type RedisTarget = string | { url: string; sentinels: string[]; sentinelName: string };
+/**
+ * Where Redis is: a URL; sentinels that name the master; or the seed nodes of a Redis Cluster. In the last two the
+ * URL gives only the password, database and TLS.
+ */
+export type RedisTarget =
+  | string
+  | { url: string; sentinels: string[]; sentinelName: string }
+  | { url: string; clusterNodes: string[] };
+
+/** A connection to one Redis (direct or through sentinels) or to a Redis Cluster: the commands Genway uses are the same. */
+export type RedisClient = Redis | Cluster;
 
 export function redisTarget(store: {
   redisUrl?: string;
   sentinels: string[];
   sentinelName: string;
+  clusterNodes: string[];
 }): RedisTarget {
   if (!store.redisUrl) throw new Error('redisTarget without store.redisUrl');
+  if (store.clusterNodes.length) return { url: store.redisUrl, clusterNodes: store.clusterNodes };
   return store.sentinels.length
     ? { url: store.redisUrl, sentinels: store.sentinels, sentinelName: store.sentinelName }
     : store.redisUrl;
 }
 
-/** The sentinel form of `target` as ioredis options: the master is looked up through the sentinels, and followed. */
-function sentinelOptions(target: Exclude<RedisTarget, string>): RedisOptions {
-  const url = new URL(target.url);
+/** Whether `target` is a Redis Cluster: its keys are then laid out by hash slot (src/store/keys.ts). */
+export function isClusterTarget(target: RedisTarget): target is { url: string; clusterNodes: string[] } {
+  return typeof target !== 'string' && 'clusterNodes' in target;
+}
+
+function hostPort(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return { host: address.slice(0, at), port: Number(address.slice(at + 1)) };
+}
+
+/** Password, user and TLS from the URL (the only parts of it that sentinel and cluster modes use). */
+function credentials(url: URL): RedisOptions {
   return {
-    sentinels: target.sentinels.map((s) => {
-      const at = s.lastIndexOf(':');
-      return { host: s.slice(0, at), port: Number(s.slice(at + 1)) };
-    }),
-    name: target.sentinelName,
     username: url.username ? decodeURIComponent(url.username) : undefined,
     password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
-    ...(url.protocol === 'rediss:' ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+    ...(url.protocol === 'rediss:' ? { tls: {} } : {}),
   };
 }
 
-export function createRedisConnection(target: RedisTarget, name: string, options: RedisOptions = {}): Redis {
+/** The sentinel form of `target` as ioredis options: the master is looked up through the sentinels, and followed. */
+function sentinelOptions(target: { url: string; sentinels: string[]; sentinelName: string }): RedisOptions {
+  const url = new URL(target.url);
+  return {
+    sentinels: target.sentinels.map(hostPort),
+    name: target.sentinelName,
+    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
+    ...credentials(url),
+    ...(url.protocol === 'rediss:' ? { enableTLSForSentinelMode: true } : {}),
+  };
+}
+
+/**
+ * Cluster mode: the seed nodes give the slot map, which ioredis follows through MOVED/ASK and refreshes after a
+ * failover. A command to a slot whose master is down is retried (CLUSTERDOWN, a refused connection) while a replica
+ * takes over: Redis promotes one after cluster-node-timeout, so that has to be shorter than the retries here last.
+ */
+function clusterConnection(target: { url: string; clusterNodes: string[] }, node: RedisOptions): Cluster {
+  const options: ClusterOptions = {
+    redisOptions: { ...credentials(new URL(target.url)), ...node },
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 100,
+    // Each redirection or retry of one command counts: 50 × 200 ms rides through a failover of about 10 s.
+    maxRedirections: 50,
+    slotsRefreshTimeout: 2000,
+    clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
+  };
+  return new Cluster(target.clusterNodes.map(hostPort), options);
+}
+
+export function createRedisConnection(target: RedisTarget, name: string, options: RedisOptions = {}): RedisClient {
   const common: RedisOptions = {
     connectionName: name,
     // After a failover the old master answers READONLY until the client follows the new one: reconnect and resend.
@@ -45,7 +90,7 @@ export function createRedisConnection(target: RedisTarget, name: string, options
     // against ~5 ms without it, for no throughput gain that outweighs that.
     ...options,
   };
-  return typeof target === 'string'
-    ? new Redis(target, common)
-    : new Redis({ ...sentinelOptions(target), ...common });
+  if (typeof target === 'string') return new Redis(target, common);
+  if (isClusterTarget(target)) return clusterConnection(target, common);
+  return new Redis({ ...sentinelOptions(target), ...common });
 }

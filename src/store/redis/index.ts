@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { RedisBatchStore } from '../../batches/redis-store';
 import { RedisTaskStore } from '../../tasks/redis-store';
 import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
@@ -7,18 +6,24 @@ import type { Store, StoreOptions } from '../types';
 import { RedisUsageStore } from '../usage';
 import { RedisVendorObjectStore } from '../vendor-objects';
 import { RedisAccountStore } from './accounts';
-import { createRedisConnection, type RedisTarget } from './connection';
+import { createRedisConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
 import { RedisKeyGate } from './key-gate';
 
-export { createRedisConnection, redisTarget, type RedisTarget } from './connection';
+export {
+  createRedisConnection,
+  isClusterTarget,
+  redisTarget,
+  type RedisClient,
+  type RedisTarget,
+} from './connection';
 
 export function createRedisStore(
   url: RedisTarget,
   prefix: string,
   options: StoreOptions,
-): Store & { readonly redis: Redis; readonly keyGate: RedisKeyGate } {
+): Store & { readonly redis: RedisClient; readonly keyGate: RedisKeyGate } {
   const redis = createRedisConnection(url, 'genway');
-  const keys = redisKeys(prefix);
+  const keys = redisKeys(prefix, isClusterTarget(url));
   // The key gate follows the key-event stream on a connection of its own (blocking reads), opened on first use.
   const keyGate = new RedisKeyGate(redis, keys, (feedOptions) =>
     createRedisConnection(url, 'genway-key-events', feedOptions),

@@ -1,4 +1,5 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import type { RedisClient } from './connection';
 
 /** How many key events the stream keeps (XADD MAXLEN ~): a reader further behind finds a gap and drops all. */
 export const KEY_EVENTS_MAXLEN = 10_000;
@@ -34,7 +35,7 @@ type StreamEntries = [id: string, fields: string[]][];
  */
 export class KeyEventFeed {
   appliedAt = -Infinity;
-  private connection: Redis | undefined;
+  private connection: RedisClient | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private lastId = '';
@@ -43,7 +44,7 @@ export class KeyEventFeed {
 
   constructor(
     /** Opens the feed's own connection with these options (the feed needs them). */
-    private readonly connect: (options: RedisOptions) => Redis,
+    private readonly connect: (options: RedisOptions) => RedisClient,
     private readonly stream: string,
     private readonly listener: KeyEventListener,
     private readonly timing: KeyEventFeedTiming,
@@ -70,7 +71,7 @@ export class KeyEventFeed {
     await this.running;
   }
 
-  private async follow(connection: Redis): Promise<void> {
+  private async follow(connection: RedisClient): Promise<void> {
     while (!this.stopped) {
       const sentAt = performance.now();
       try {
@@ -108,7 +109,7 @@ export class KeyEventFeed {
   }
 
   /** Starts at the stream's newest entry (or before the first, when there is none yet). */
-  private async position(connection: Redis): Promise<void> {
+  private async position(connection: RedisClient): Promise<void> {
     const [newest] = await connection.xrevrange(this.stream, '+', '-', 'COUNT', 1);
     this.lastId = newest ? newest[0] : '0-0';
     this.lastSeq = newest ? seqOf(newest[1]) : 0;

@@ -1,4 +1,5 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import type { RedisClient } from './connection';
 import type { RateLimit } from '../../config';
 import type { RedisKeys } from '../keys';
 import type { KeyGate, KeyGateResult, RateLimitDecision } from '../types';
@@ -7,7 +8,7 @@ import { LuaScript } from './scripts';
 
 const keyGate = new LuaScript('key_gate');
 
-/** The Redis key gate's clocks, in one place (tests shorten or lengthen them). */
+/** The RedisClient key gate's clocks, in one place (tests shorten or lengthen them). */
 export interface KeyGateTiming extends KeyEventFeedTiming {
   /**
    * Local state (leases and what they say of the key) is used only while the key-event feed's last completed read
@@ -69,11 +70,11 @@ class Lease {
 }
 
 /**
- * The key gate on Redis without a round trip per request. A replica takes a lease of up to `leaseSize(limit)`
+ * The key gate on RedisClient without a round trip per request. A replica takes a lease of up to `leaseSize(limit)`
  * tokens from the key's shared bucket with key_gate.lua (which also checks that the key exists and is not revoked)
  * and spends it locally; it tops the lease up ahead of need, and concurrent requests of a key share one lease
  * request. What a lease says of the key holds until a key event for it arrives through the stream
- * (KeyEventFeed); while the feed is not current (trustMs), every request runs key_gate.lua as before, so Redis
+ * (KeyEventFeed); while the feed is not current (trustMs), every request runs key_gate.lua as before, so RedisClient
  * being away fails requests rather than admitting them.
  *
  * Limits across replicas: tokens are only ever spent after the shared bucket gave them, so from a full bucket the
@@ -92,9 +93,9 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
    *   close())
    */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
-    connectFeed: (options: RedisOptions) => Redis,
+    connectFeed: (options: RedisOptions) => RedisClient,
     timing: Partial<KeyGateTiming> = {},
   ) {
     this.timing = { ...KEY_GATE_TIMING, ...timing };

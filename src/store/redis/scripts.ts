@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection';
 
 const LUA_DIR = path.join(__dirname, 'lua');
 
@@ -28,7 +28,7 @@ export class LuaScript {
     this.sha = createHash('sha1').update(this.source).digest('hex');
   }
 
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<unknown> {
+  async run(redis: RedisClient, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await redis.evalsha(this.sha, keys.length, ...keys, ...args);
     } catch (err) {
