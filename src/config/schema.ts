@@ -45,24 +45,26 @@ export const configSchema = z.strictObject({
     /** Connections one process holds at once; past it new connections are closed as they arrive. */
     maxConnections: z.number().int().positive(),
   }),
-  store: z.strictObject({
-    redisUrl: z.url({ protocol: /^rediss?$/ }).optional(),
-    /**
-     * Sentinel mode: `host:port` of each sentinel; the master named `sentinelName` is found through them and followed
-     * across failovers (redisUrl then gives only the password, database and TLS).
-     */
-    sentinels: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'host:port')).default([]),
-    sentinelName: z.string().min(1).default('mymaster'),
-    /**
-     * Redis Cluster mode: `host:port` of some of the cluster's nodes (the rest are found from them); keys are then
-     * placed by hash tag, one slot per account (src/store/keys.ts). redisUrl gives only the password and TLS.
-     */
-    clusterNodes: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'host:port')).default([]),
-    prefix: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, "_", ".", ":" or "-"'),
-  }).refine((store) => !(store.sentinels.length && store.clusterNodes.length), {
-    message: 'set store.sentinels or store.clusterNodes, not both',
-    path: ['clusterNodes'],
-  }),
+  store: z
+    .strictObject({
+      redisUrl: z.url({ protocol: /^rediss?$/ }).optional(),
+      /**
+       * Sentinel mode: `host:port` of each sentinel; the master named `sentinelName` is found through them and followed
+       * across failovers (redisUrl then gives only the password, database and TLS).
+       */
+      sentinels: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'host:port')).default([]),
+      sentinelName: z.string().min(1).default('mymaster'),
+      /**
+       * Redis Cluster mode: `host:port` of some of the cluster's nodes (the rest are found from them); keys are then
+       * placed by hash tag, one slot per account (src/store/keys.ts). redisUrl gives only the password and TLS.
+       */
+      clusterNodes: z.array(z.string().regex(/^[^\s:]+:\d{1,5}$/, 'host:port')).default([]),
+      prefix: z.string().regex(/^[A-Za-z0-9_.:-]+$/, 'letters, digits, "_", ".", ":" or "-"'),
+    })
+    .refine((store) => !(store.sentinels.length && store.clusterNodes.length), {
+      message: 'set store.sentinels or store.clusterNodes, not both',
+      path: ['clusterNodes'],
+    }),
   admin: z.strictObject({
     token: z.string().min(16, 'at least 16 characters').optional(),
   }),

@@ -61,9 +61,9 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
     ).toBe('insufficient_balance');
     expect(await store.tasks.get(tid('2'))).toBeNull();
     expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
-    expect(await store.tasks.createWithCharge(task({ taskId: tid('3', 'acct_nope'), accountId: 'acct_nope' }))).toBe(
-      'unknown_account',
-    );
+    expect(
+      await store.tasks.createWithCharge(task({ taskId: tid('3', 'acct_nope'), accountId: 'acct_nope' })),
+    ).toBe('unknown_account');
   });
 
   test('concurrent creations never overdraw', async () => {

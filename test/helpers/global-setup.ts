@@ -57,7 +57,8 @@ function hasRedisServer(): boolean {
 async function startCluster(): Promise<void> {
   if (process.env.GENWAY_TEST_REDIS_CLUSTER) return;
   if (!hasRedisServer()) {
-    if (process.env.GENWAY_REQUIRE_REDIS === '1') throw new Error('GENWAY_REQUIRE_REDIS=1 but redis-server is missing');
+    if (process.env.GENWAY_REQUIRE_REDIS === '1')
+      throw new Error('GENWAY_REQUIRE_REDIS=1 but redis-server is missing');
     process.stderr.write('\n!! redis-server not installed: the Redis Cluster suites will be SKIPPED.\n\n');
     return;
   }

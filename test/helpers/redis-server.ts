@@ -144,7 +144,9 @@ function redisCli(args: string[]): Promise<string> {
     let out = '';
     proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    proc.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`redis-cli ${args.join(' ')}:\n${out}`))));
+    proc.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`redis-cli ${args.join(' ')}:\n${out}`)),
+    );
   });
 }
 
@@ -188,7 +190,9 @@ export async function ownCluster(masters = 3, nodeTimeoutMs = 1000): Promise<Own
       servers,
       masterOf: async (slot) => {
         for (const asked of servers) {
-          const slots = await redisCli(['-p', String(asked.port), '--json', 'cluster', 'slots']).catch(() => '');
+          const slots = await redisCli(['-p', String(asked.port), '--json', 'cluster', 'slots']).catch(
+            () => '',
+          );
           if (!slots.startsWith('[')) continue; // that node is down
           const ranges = JSON.parse(slots) as [number, number, [string, number, string]][];
           const range = ranges.find(([from, to]) => slot >= from && slot <= to);

@@ -41,6 +41,9 @@ export class KeyEventFeed {
   private lastId = '';
   private lastSeq = 0;
   private wake: (() => void) | undefined;
+  /** Settles when stop() is called: a read in flight is raced against it, never waited for. */
+  private readonly stopping: Promise<void>;
+  private signalStop!: () => void;
 
   constructor(
     /** Opens the feed's own connection with these options (the feed needs them). */
@@ -48,7 +51,9 @@ export class KeyEventFeed {
     private readonly stream: string,
     private readonly listener: KeyEventListener,
     private readonly timing: KeyEventFeedTiming,
-  ) {}
+  ) {
+    this.stopping = new Promise<void>((resolve) => (this.signalStop = resolve));
+  }
 
   /** Opens the connection and starts following; later calls do nothing. */
   start(): void {
@@ -66,6 +71,7 @@ export class KeyEventFeed {
     if (this.stopped) return;
     this.stopped = true;
     this.appliedAt = -Infinity;
+    this.signalStop();
     this.wake?.();
     if (this.connection && this.connection.status !== 'end') this.connection.disconnect();
     await this.running;
@@ -75,14 +81,10 @@ export class KeyEventFeed {
     while (!this.stopped) {
       const sentAt = performance.now();
       try {
-        if (this.lastId === '') await this.position(connection);
+        if (this.lastId === '') await this.unlessStopped(this.position(connection));
         else {
-          const reply = await connection.xread(
-            'BLOCK',
-            this.timing.blockMs,
-            'STREAMS',
-            this.stream,
-            this.lastId,
+          const reply = await this.unlessStopped(
+            connection.xread('BLOCK', this.timing.blockMs, 'STREAMS', this.stream, this.lastId),
           );
           if (reply) this.apply(reply[0][1]);
         }
@@ -95,6 +97,15 @@ export class KeyEventFeed {
         if (!this.stopped && connection.status === 'end') connection.connect().catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * `read`, or nothing once stop() is called. A Redis Cluster client can hold a read for a slot whose master just
+   * died in its own retry queue, past disconnect(): stop() must not wait for it.
+   */
+  private unlessStopped<T>(read: Promise<T>): Promise<T | undefined> {
+    read.catch(() => undefined); // abandoned at stop(): its late failure is nobody's business
+    return Promise.race([read, this.stopping.then(() => undefined)]);
   }
 
   /** Waits retryMs, or until stop(). */
