@@ -3,6 +3,7 @@ import request from 'supertest';
 import { accountTag } from '../../src/ids';
 import { describeRedis, uniquePrefix } from '../helpers/redis';
 import { ownCluster, type OwnCluster, type OwnRedis } from '../helpers/redis-server';
+import { expectEachRunAndChargedOnce, submitThrough, until } from '../helpers/failover-load';
 import { createHarness, fundedKey, type TestHarness } from '../helpers/services';
 
 /**
@@ -11,14 +12,6 @@ import { createHarness, fundedKey, type TestHarness } from '../helpers/services'
  * with SIGKILL and its replica takes over: every acknowledged task finishes and is charged once, nothing else is.
  */
 const TASKS = 120;
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeRedis('Cluster mode: a master killed under load', () => {
   let cluster: OwnCluster;
@@ -69,25 +62,8 @@ describeRedis('Cluster mode: a master killed under load', () => {
       (await request(other.app).get('/api/v1/apikeys/current-balance').set('Authorization', auth)).status,
     ).toBe(200);
     const slot = slotOf(`{${accountTag(accountId)}}`);
-    const app = h.app;
-
-    const acknowledged: string[] = [];
-    const refused: number[] = [];
-    let next = 0;
-    const submitter = async () => {
-      while (next < TASKS) {
-        next++;
-        const res = await request(app)
-          .post('/api/v1/generateTask/image-gen')
-          .set('Authorization', auth)
-          .send({ input: { mode: 'text-to-image', prompt: 'a lighthouse' } });
-        if (res.status === 200) acknowledged.push(res.body.data.taskId as string);
-        else refused.push(res.status);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
     let promoted: OwnRedis | undefined;
-    const failover = (async () => {
+    const outcome = await submitThrough(h.app, auth, TASKS, async () => {
       await new Promise((r) => setTimeout(r, 800));
       await victim.kill('SIGKILL');
       await until(
@@ -98,30 +74,9 @@ describeRedis('Cluster mode: a master killed under load', () => {
         20_000,
         "a replica to take over the account's slot",
       );
-    })();
-    let failedOverAt = 0;
-    const loadEnded = Promise.all([submitter(), submitter(), submitter()]).then(() => Date.now());
-    await failover.then(() => (failedOverAt = Date.now()));
-    // The failover completed while submits were still coming in.
-    expect(failedOverAt).toBeLessThan(await loadEnded);
-
-    for (const taskId of acknowledged) {
-      await until(
-        async () => {
-          const res = await request(app)
-            .get(`/api/v1/statusTask/image-gen?taskId=${taskId}`)
-            .set('Authorization', auth);
-          return res.body.data?.state === 'success';
-        },
-        20_000,
-        `task ${taskId} to succeed`,
-      );
-    }
-    expect(acknowledged.length).toBeGreaterThan(TASKS / 2);
-    expect(refused.filter((s) => s !== 503)).toEqual([]);
-    const ledger = await h.services.accounts.ledger(accountId);
-    const charges = ledger.filter((e) => e.kind === 'charge').map((e) => e.reference);
-    expect(charges.sort()).toEqual(acknowledged.map((id) => `task:${id}`).sort());
+    });
+    const { acknowledged, refused } = outcome;
+    await expectEachRunAndChargedOnce(h, auth, accountId, TASKS, outcome);
     expect(await h.services.accounts.balanceUsd(accountId)).toBeCloseTo(
       100 - acknowledged.length * 0.0424,
       6,

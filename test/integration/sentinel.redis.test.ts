@@ -1,7 +1,7 @@
-import request from 'supertest';
 import { Redis } from 'ioredis';
 import { describeRedis } from '../helpers/redis';
 import { ownRedis, ownSentinel, type OwnRedis, type OwnSentinel } from '../helpers/redis-server';
+import { expectEachRunAndChargedOnce, submitThrough, until } from '../helpers/failover-load';
 import { createHarness, fundedKey, type TestHarness } from '../helpers/services';
 
 /**
@@ -10,14 +10,6 @@ import { createHarness, fundedKey, type TestHarness } from '../helpers/services'
  * replica: every acknowledged task finishes, is charged once, and Genway follows the new master.
  */
 const TASKS = 120;
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describeRedis('Sentinel mode: a failover under load', () => {
   let master: OwnRedis;
@@ -58,24 +50,7 @@ describeRedis('Sentinel mode: a failover under load', () => {
         },
       });
       const { auth, accountId } = await fundedKey(h.services, 100);
-      const app = h.app;
-
-      const acknowledged: string[] = [];
-      const refused: number[] = [];
-      let next = 0;
-      const submitter = async () => {
-        while (next < TASKS) {
-          next++;
-          const res = await request(app)
-            .post('/api/v1/generateTask/image-gen')
-            .set('Authorization', auth)
-            .send({ input: { mode: 'text-to-image', prompt: 'a lighthouse' } });
-          if (res.status === 200) acknowledged.push(res.body.data.taskId as string);
-          else refused.push(res.status);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      };
-      const failover = (async () => {
+      const outcome = await submitThrough(h.app, auth, TASKS, async () => {
         await new Promise((r) => setTimeout(r, 800));
         await sentinel.call('SENTINEL', 'FAILOVER', 'mymaster');
         await until(
@@ -85,30 +60,9 @@ describeRedis('Sentinel mode: a failover under load', () => {
           15_000,
           'the replica to become master',
         );
-      })();
-      let failedOverAt = 0;
-      const loadEnded = Promise.all([submitter(), submitter(), submitter()]).then(() => Date.now());
-      await failover.then(() => (failedOverAt = Date.now()));
-      // The failover completed while submits were still coming in.
-      expect(failedOverAt).toBeLessThan(await loadEnded);
-
-      for (const taskId of acknowledged) {
-        await until(
-          async () => {
-            const res = await request(app)
-              .get(`/api/v1/statusTask/image-gen?taskId=${taskId}`)
-              .set('Authorization', auth);
-            return res.body.data?.state === 'success';
-          },
-          20_000,
-          `task ${taskId} to succeed`,
-        );
-      }
-      expect(acknowledged.length).toBeGreaterThan(TASKS / 2);
-      expect(refused.filter((s) => s !== 503)).toEqual([]);
-      const ledger = await h.services.accounts.ledger(accountId);
-      const charges = ledger.filter((e) => e.kind === 'charge').map((e) => e.reference);
-      expect(charges.sort()).toEqual(acknowledged.map((id) => `task:${id}`).sort());
+      });
+      const { acknowledged, refused } = outcome;
+      await expectEachRunAndChargedOnce(h, auth, accountId, TASKS, outcome);
 
       // Genway writes to the new master; the old one is now its replica.
       const promoted = new Redis({ host: '127.0.0.1', port: replica.port });
