@@ -19,7 +19,7 @@ export function newId(prefix: string): string {
 
 /** Hex digits of an account id that place the account's data on one Redis Cluster hash slot. */
 const TAG_CHARS = 4;
-const TAGGED = /^[a-z]+_([0-9a-f]{4})/;
+const TAGGED = new RegExp(`^[a-z]+_([0-9a-f]{${TAG_CHARS}})`);
 
 /**
  * The account's placement tag: the first 4 hex digits of its id. In Redis Cluster every key of the account (balance,

@@ -133,6 +133,8 @@ export interface OwnCluster {
   nodes: string[];
   /** The nodes, masters first as created (a replica's master may change after a failover). */
   servers: OwnRedis[];
+  /** The nodes created as masters (before any failover). */
+  masters: OwnRedis[];
   /** The node serving `slot` as master now, asked of the cluster. */
   masterOf(slot: number): Promise<OwnRedis>;
   stop(): Promise<void>;
@@ -188,6 +190,7 @@ export async function ownCluster(masters = 3, nodeTimeoutMs = 1000): Promise<Own
     return {
       nodes,
       servers,
+      masters: servers.slice(0, masters),
       masterOf: async (slot) => {
         for (const asked of servers) {
           const slots = await redisCli(['-p', String(asked.port), '--json', 'cluster', 'slots']).catch(

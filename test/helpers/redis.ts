@@ -22,7 +22,12 @@ export function clusterTarget(nodes = redisClusterNodes!): RedisTarget {
 /** Deletes every key of `prefix` on every master of the cluster, BullMQ's `{prefix:bull}` keys included. */
 export async function dropClusterPrefix(prefix: string, nodes = redisClusterNodes): Promise<void> {
   if (!nodes) return;
-  const cluster = new Cluster(nodes.map((n) => ({ host: '127.0.0.1', port: Number(n.split(':')[1]) })));
+  const cluster = new Cluster(
+    nodes.map((n) => {
+      const at = n.lastIndexOf(':');
+      return { host: n.slice(0, at), port: Number(n.slice(at + 1)) };
+    }),
+  );
   try {
     await Promise.all(
       cluster.nodes('master').map(async (node) => {

@@ -52,8 +52,7 @@ describeRedis('Cluster mode: a master killed under load', () => {
     // leave BullMQ's blocked workers waiting on the dead master (seen in 2 of 3 runs; docs/reliability.md).
     const bullMaster = await cluster.masterOf(slotOf(`{${prefix}:bull}`));
     const keysMaster = await cluster.masterOf(slotOf('{keys}'));
-    const victim =
-      keysMaster !== bullMaster ? keysMaster : cluster.servers.slice(0, 3).find((s) => s !== bullMaster)!;
+    const victim = keysMaster !== bullMaster ? keysMaster : cluster.masters.find((s) => s !== bullMaster)!;
     let account = await fundedKey(h.services, 100);
     while ((await cluster.masterOf(slotOf(`{${accountTag(account.accountId)}}`))) !== victim)
       account = await fundedKey(h.services, 100);
