@@ -72,7 +72,7 @@ export function buildApp(services: Services): App {
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));
   api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
-  api.use(webhooksRouter({ secrets: services.webhookSecrets }));
+  api.use(webhooksRouter({ secrets: services.webhookSecrets, deliveries: services.deliveries }));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

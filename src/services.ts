@@ -5,7 +5,8 @@ import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { FileSigner } from './files/signer';
 import { createGateway, type Gateway } from './gateway/router';
-import { createScheduler, type Scheduler } from './jobs';
+import { createScheduler } from './store';
+import { type Scheduler } from './jobs';
 import { createMediaProbe } from './media/probe';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
@@ -72,10 +73,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     logger,
     metrics,
+    log: store.deliveryLog,
     config,
   });
   const tasks = new TaskService({
     store: store.tasks,
+    events: store.taskEvents,
     accounts,
     catalog,
     scheduler,

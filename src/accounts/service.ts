@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { microsToUsd, usdToMicros } from '../money';
-import type { AccountStore, KeyRecord, LedgerEntry } from '../store';
+import type { AccountStore, KeyRecord, LedgerEntry } from './store';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */

@@ -6,7 +6,7 @@ import { rateLimitSchema } from '../config';
 import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { jsonBody, parseOrThrow } from '../http/validate';
-import type { UsageStore } from '../store';
+import type { UsageStore } from '../gateway/store';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 

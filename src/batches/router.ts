@@ -56,5 +56,10 @@ export function batchesRouter({
       );
     },
   });
+  defineRoute(router, '/batches', {
+    get: async (req, res) => {
+      res.json(ok(await batches.list(res.locals.auth!, req.query)));
+    },
+  });
   return router;
 }

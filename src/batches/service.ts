@@ -1,13 +1,17 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { assertModelAllowed, type AuthContext } from '../accounts/service';
+import { submittedModel } from '../catalog';
 import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
 import type { Clock } from '../clock';
+import { encodeCursor, parseListQuery } from '../listing';
+import { itemResult } from '../tasks/views';
 import { ApiError } from '../errors';
 import { parseOrThrow } from '../http/validate';
 import { newAccountId } from '../ids';
 import type { BatchLink, TaskRecord } from '../tasks/types';
-import type { BatchItemRecord, BatchRecord, BatchStore } from './types';
+import type { BatchItemRecord, BatchRecord } from './types';
+import type { BatchStore } from './store';
 
 export const MAX_BATCH_ITEMS = 50;
 /** How long a claimed Idempotency-Key answers 409 if the request that claimed it never finishes. */
@@ -110,16 +114,6 @@ export function formatExpiry(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 19);
 }
 
-function resultOf(task: TaskRecord): Record<string, unknown> {
-  return task.state === 'success'
-    ? {
-        taskId: task.taskId,
-        state: 'success',
-        resultJson: JSON.stringify({ resultUrls: task.resultUrls ?? [] }),
-      }
-    : { taskId: task.taskId, state: 'failed', failCode: task.failCode, failMsg: task.failMsg };
-}
-
 export class BatchService {
   constructor(private readonly deps: BatchServiceDeps) {}
 
@@ -127,7 +121,7 @@ export class BatchService {
     if (!idempotencyKey?.trim()) throw new ApiError('invalid_request', 'Idempotency-Key header is required');
     if (idempotencyKey.length > 255)
       throw new ApiError('invalid_request', 'Idempotency-Key must be at most 255 characters');
-    const model = this.model(modelId);
+    const model = submittedModel(this.deps.catalog, modelId);
     assertModelAllowed(auth, model.id);
 
     const body = parseOrThrow(bodySchema, rawBody, 'body');
@@ -283,7 +277,7 @@ export class BatchService {
       const task = tasks[n];
       const status = task ? ITEM_STATUS[task.state] : 'queued';
       const view: BatchItemView = { ...base, accepted: true, status };
-      if (task && (task.state === 'success' || task.state === 'failed')) view.result = resultOf(task);
+      if (task && (task.state === 'success' || task.state === 'failed')) view.result = itemResult(task);
       return view;
     });
     const accepted = items.filter((i) => i.accepted);
@@ -305,10 +299,33 @@ export class BatchService {
     };
   }
 
-  private model(modelId: string): TaskModel {
-    const model = this.deps.catalog.get(modelId);
-    if (!model || model.id !== modelId) throw new ApiError('not_found', `Unknown model ${modelId}`);
-    return model;
+  /** GET /batches?model=&createdAfter=&createdBefore=&limit=&cursor=: the account's live batches, newest first. */
+  async list(auth: AuthContext, query: unknown): Promise<{ items: unknown[]; nextCursor: string | null }> {
+    const { model, ...page } = parseListQuery(query, { model: z.string().optional() });
+    const now = this.deps.clock.now();
+    const found = await this.deps.store.list(
+      auth.accountId,
+      page,
+      (b) => model === undefined || b.model === model,
+      now,
+    );
+    const items = await Promise.all(
+      found.items.map(async (batch) => {
+        const { items, replayed: _replayed, ...summary } = await this.view(batch, false);
+        const count = (status: string) => items.filter((i) => i.status === status).length;
+        return {
+          ...summary,
+          createdAt: batch.createdAt,
+          itemCount: items.length,
+          queuedCount: count('queued'),
+          runningCount: count('running'),
+          succeededCount: count('succeeded'),
+          failedCount: count('failed'),
+          ...(batch.webhookUrl ? { webhookUrl: batch.webhookUrl } : {}),
+        };
+      }),
+    );
+    return { items, nextCursor: encodeCursor(found.next) };
   }
 
   private assertUnique(values: string[], field: string): void {

@@ -1,3 +1,4 @@
+import { ApiError } from '../errors';
 import type { ModelEntry } from './config';
 import type { FamilyDefinition } from './family';
 import { jsonSchemaOf, parseInput } from './family';
@@ -57,6 +58,14 @@ function toTaskModel(entry: ModelEntry): TaskModel {
 }
 
 /** The task-model catalog, built once at start from the `models` config. */
+/** The model a submit names in its path (task or batch); an unknown one is a 400 naming it, as the spec's submit lists. */
+export function submittedModel(catalog: Catalog, modelId: string): TaskModel {
+  const model = catalog.get(modelId);
+  if (!model || model.id !== modelId)
+    throw new ApiError('invalid_request', `model: unknown model ${modelId} (see GET /api/v1/models)`);
+  return model;
+}
+
 export function createCatalog(entries: readonly ModelEntry[]): Catalog {
   const models = entries.map(toTaskModel);
   const byKey = new Map<string, TaskModel>();

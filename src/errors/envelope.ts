@@ -7,8 +7,8 @@ export interface Envelope<T> {
   data: T;
 }
 
-export function ok<T>(data: T): Envelope<T> {
-  return { code: 200, message: 'success', data };
+export function ok<T>(data: T, message = 'success'): Envelope<T> {
+  return { code: 200, message, data };
 }
 
 /** How an error reaches the client (the gateway has its own, in each vendor's shape: src/gateway/vendors.ts). */

@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import { defineRoute } from '../http/routes';
 import { placeholders, type PlaceholderKind } from '../providers/sandbox';
-import type { TaskStore } from '../tasks/types';
+import type { TaskStore } from '../tasks/store';
 import type { FileSigner } from './signer';
 
 const NAME = /^0\.(png|jpg|mp4|mp3)$/;

@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { ModelUsage, TokenUsage, UsageStore } from '../store';
-import { emptyUsage } from '../store/usage';
+import type { ModelUsage, TokenUsage, UsageStore } from './store';
+import { emptyUsage } from './store';
 import type { VendorName } from './vendor';
 
 /** What one (key, model) pair has used since its last store write; `vendor` only labels the token counters. */

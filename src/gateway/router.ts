@@ -12,7 +12,10 @@ import { logServerError, unexpectedError } from '../http/errors';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { Store, TokenUsage } from '../store';
+import type { AccountStore, KeyGate } from '../accounts/store';
+import type { VendorObjectStore } from './objects';
+import type { UsageStore } from './store';
+import type { TokenUsage } from './store';
 import { ChargeJournal, type Charge } from './charge-journal';
 import { UsageMeter } from './meter';
 import type { ObjectOwner } from './objects';
@@ -27,7 +30,8 @@ import { proxyWebSocket } from './websocket';
 export interface GatewayDeps {
   config: Config;
   accounts: AccountsService;
-  store: Store;
+  /** The ports the gateway uses (services.ts passes the store's adapters). */
+  store: { accounts: AccountStore; keyGate: KeyGate; usage: UsageStore; vendorObjects: VendorObjectStore };
   metrics: Metrics;
   logger: Logger;
 }

@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import type { TokenUsage } from '../store';
+import type { TokenUsage } from './store';
 import { UsageAccumulator, type UsageFormat } from './vendor';
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { TokenUsage } from '../store';
+import type { TokenUsage } from './store';
 
 /**
  * What Genway knows about one LLM vendor, as data: the modules in ./vendors/ each export one `VendorDefinition`,

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AccountsService, AuthContext, AuthFailure } from '../accounts/service';
 import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
-import type { KeyGate } from '../store';
+import type { KeyGate } from '../accounts/store';
 import { rateLimitError } from './rate-limit';
 
 export type AuthMessages = Record<AuthFailure, string>;

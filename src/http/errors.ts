@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { ApiError, renderEnvelope } from '../errors';
 import type { Logger } from '../observability/logger';
-import { isStoreUnreachable } from '../store/unreachable';
+import { isStoreUnreachable } from '../errors/unreachable';
 
 /**
  * An error no route raised on purpose: the store being unreachable is a 503 (nothing was done, retry shortly),

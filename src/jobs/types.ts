@@ -39,3 +39,9 @@ export interface Scheduler {
    */
   close(graceMs?: number): Promise<{ abandoned: boolean }>;
 }
+
+/** Retries of a handler that throws: 1 s, 2 s, 4 s ... capped at 60 s, at most MAX_ATTEMPTS runs. */
+export const MAX_ATTEMPTS = 8;
+export function retryDelayMs(attemptsMade: number): number {
+  return Math.min(60_000, 1000 * 2 ** (attemptsMade - 1));
+}

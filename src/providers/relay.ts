@@ -91,3 +91,8 @@ export function pollUpstream(route: ModelRoute, model: string, taskId: string): 
   const name = encodeURIComponent(route.upstreamModel ?? model);
   return call(route, 'GET', `/statusTask/${name}?taskId=${encodeURIComponent(taskId)}`);
 }
+
+/** Asks the upstream to cancel its task (the upstream speaks this API, so it has the same cancel route). */
+export async function cancelUpstream(route: ModelRoute, taskId: string): Promise<void> {
+  await call(route, 'POST', `/tasks/${encodeURIComponent(taskId)}/cancel`, {});
+}

@@ -1,4 +1,8 @@
 import type { Config } from '../config';
+import type { Scheduler } from '../jobs';
+import type { Logger } from '../observability/logger';
+import { MemoryScheduler } from './memory/scheduler';
+import { BullScheduler } from './redis/scheduler';
 import { createMemoryStore } from './memory';
 import { createRedisStore, redisTarget } from './redis';
 import type { Store } from './types';
@@ -14,4 +18,11 @@ export function createStore(config: Config): Store {
   return config.store.redisUrl
     ? createRedisStore(redisTarget(config.store), config.store.prefix, options)
     : createMemoryStore(options);
+}
+
+/** In-process timers in embedded mode, BullMQ on the store's Redis in clustered mode. */
+export function createScheduler(config: Config, logger: Logger): Scheduler {
+  return config.store.redisUrl
+    ? new BullScheduler(redisTarget(config.store), config.store.prefix, config.jobs, logger)
+    : new MemoryScheduler(logger);
 }

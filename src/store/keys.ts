@@ -37,8 +37,18 @@ export function redisKeys(prefix: string, cluster = false) {
     keyEvents: `${ofKeys}key-events`,
     /** hash: tokens, ts (token bucket); read with the key's record in one script */
     rateLimit: (bucketId: string) => `${ofKeys}ratelimit:${bucketId}`,
+    /** pub/sub channel: ids of tasks that just became terminal (wakes `Prefer: wait` waiters on every replica) */
+    taskEvents: `${p}task-events`,
     /** string: JSON TaskRecord */
     task: (taskId: string) => `${ofOwned(taskId)}task:${taskId}`,
+    /** sorted set (scores 0, by lex) of `<createTime>:<taskId>`: the account's task list (src/listing.ts) */
+    taskIndex: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:tasks`,
+    /** sorted set (scores 0, by lex) of `<createdAt>:<batchId>`: the account's batch list */
+    batchIndex: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:batches`,
+    /** string: JSON DeliveryAttempt of one webhook or callback attempt, expires with the delivery log's retention */
+    delivery: (deliveryId: string) => `${ofOwned(deliveryId)}delivery:${deliveryId}`,
+    /** sorted set (scores 0, by lex) of `<at>:<deliveryId>`: the account's delivery log */
+    deliveryIndex: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:deliveries`,
     /** string: JSON BatchRecord, expires with the batch */
     batch: (batchId: string) => `${ofOwned(batchId)}batch:${batchId}`,
     /** string: batchId, or the in-flight marker while the first request with this Idempotency-Key runs */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { assertModelAllowed, type AuthContext } from '../accounts/service';
 import type { AccountsService } from '../accounts/service';
+import { submittedModel } from '../catalog';
 import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
 import type { Clock } from '../clock';
 import type { Config } from '../config';
@@ -11,16 +12,39 @@ import { newAccountId } from '../ids';
 import type { Scheduler } from '../jobs';
 import type { Logger } from '../observability/logger';
 import type { MediaProbe } from '../outbound/types';
-import { orderRoutes, pollUpstream, RelayError, submitUpstream } from '../providers/relay';
+import { cancelUpstream, orderRoutes, pollUpstream, RelayError, submitUpstream } from '../providers/relay';
 import { planSandbox } from '../providers/sandbox';
-import type { BatchLink, TaskRecord, TaskStore, TerminalListener } from './types';
+import { encodeCursor, parseListQuery } from '../listing';
+import type { TaskEvents } from './events';
+import type { BatchLink, TaskRecord, TaskState, TerminalListener } from './types';
+import { statusRecord, taskView } from './views';
+import type { TaskStore } from './store';
 
 export const PROGRESS_QUEUE = 'task-progress';
 
 interface ProgressJob {
   taskId: string;
-  step: 'start' | 'finish' | 'poll';
+  /** `settle`: the refund and notifications of a cancelled task, enqueued before the cancel is written. */
+  step: 'start' | 'finish' | 'poll' | 'settle';
 }
+
+/** The failure a cancelled task ends in (the same on every model: decisions.md). */
+export const CANCELLED = { failCode: 'CANCELLED', failMsg: 'Cancelled by the client' } as const;
+
+/** The longest `Prefer: wait=N` honoured, in seconds. */
+export const MAX_WAIT_SECONDS = 60;
+
+const isActive = (state: TaskState) => state === 'pending' || state === 'processing';
+
+const listFilters = {
+  model: z.string().optional(),
+  state: z
+    .enum(['pending', 'processing', 'success', 'failed'], {
+      error: 'must be one of pending, processing, success, failed',
+    })
+    .optional(),
+  batchId: z.string().optional(),
+};
 
 type Outcome =
   | { state: 'success'; resultUrls: string[]; outputSeconds?: number }
@@ -46,6 +70,8 @@ const submitBody = z.strictObject({
 
 export interface TaskServiceDeps {
   store: TaskStore;
+  /** Terminal-state events: published on every terminal write, waited on by `Prefer: wait`. */
+  events: TaskEvents;
   accounts: AccountsService;
   catalog: Catalog;
   scheduler: Scheduler;
@@ -66,28 +92,6 @@ export interface CreateOptions {
   batch?: BatchLink;
 }
 
-/** The status record of the spec: exactly the fields the task's state carries. */
-export function statusRecord(task: TaskRecord): Record<string, unknown> {
-  const record: Record<string, unknown> = { taskId: task.taskId, state: task.state };
-  if (task.state === 'success') record.resultJson = JSON.stringify({ resultUrls: task.resultUrls ?? [] });
-  if (task.state === 'failed') {
-    record.failCode = task.failCode;
-    record.failMsg = task.failMsg;
-  }
-  record.createTime = task.createTime;
-  if (task.completeTime !== undefined) {
-    record.completeTime = task.completeTime;
-    record.costTime = task.costTime;
-  }
-  if (task.state === 'success' && task.billing) record.billing = task.billing;
-  return record;
-}
-
-/** The envelope of a terminal task as callbacks and webhooks carry it (same shape as the status response). */
-export function statusEnvelope(task: TaskRecord) {
-  return { code: 200, message: 'success', data: statusRecord(task) };
-}
-
 export class TaskService {
   private readonly listeners: TerminalListener[] = [];
 
@@ -100,11 +104,7 @@ export class TaskService {
 
   /** A model by the id in the path; an unknown one is a 400 naming it. */
   model(modelId: string): TaskModel {
-    const model = this.deps.catalog.get(modelId);
-    if (!model || model.id !== modelId) {
-      throw new ApiError('invalid_request', `model: unknown model ${modelId} (see GET /api/v1/models)`);
-    }
-    return model;
+    return submittedModel(this.deps.catalog, modelId);
   }
 
   prepare(model: TaskModel, input: unknown): Promise<PreparedTask> {
@@ -112,7 +112,7 @@ export class TaskService {
   }
 
   /** POST /generateTask/{model}: validate everything, then charge and create in one step, then schedule. */
-  async submit(auth: AuthContext, modelId: string, body: unknown): Promise<{ taskId: string }> {
+  async submit(auth: AuthContext, modelId: string, body: unknown): Promise<TaskRecord> {
     const model = this.model(modelId);
     assertModelAllowed(auth, model.id);
     const parsed = parseOrThrow(submitBody, body, 'body');
@@ -131,7 +131,7 @@ export class TaskService {
       callbackUrl: parsed.request_type === 'callback' ? parsed.callback_url : undefined,
       provider: parsed.provider,
     });
-    return { taskId: task.taskId };
+    return task;
   }
 
   /**
@@ -185,15 +185,135 @@ export class TaskService {
     return task;
   }
 
-  /** GET /statusTask/{model}?taskId=: another account's task, or one of another model, is the same 404. */
-  async status(auth: AuthContext, modelId: string, taskId: unknown): Promise<Record<string, unknown>> {
+  /**
+   * GET /statusTask/{model}?taskId=: another account's task, or one of another model, is the same 404. With
+   * `waitMs`, answers once the task is terminal or that time has passed.
+   */
+  async status(
+    auth: AuthContext,
+    modelId: string,
+    taskId: unknown,
+    waitMs = 0,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
     if (typeof taskId !== 'string' || taskId === '')
       throw new ApiError('invalid_request', 'query.taskId is required');
     const task = await this.deps.store.get(taskId);
     if (!task || task.accountId !== auth.accountId || task.model !== modelId) {
       throw new ApiError('not_found', `No task ${taskId} for model ${modelId}`);
     }
-    return statusRecord(task);
+    return statusRecord(await this.settled(task, waitMs, signal));
+  }
+
+  /** The caller's own task, whatever its model; another account's is a 404 like a missing one. */
+  async find(auth: AuthContext, taskId: string): Promise<TaskRecord> {
+    const task = await this.deps.store.get(taskId);
+    if (!task || task.accountId !== auth.accountId) throw new ApiError('not_found', `No task ${taskId}`);
+    return task;
+  }
+
+  /** GET /tasks/{taskId}: the task's list view. */
+  async detail(auth: AuthContext, taskId: string): Promise<Record<string, unknown>> {
+    return taskView(await this.find(auth, taskId));
+  }
+
+  /** GET /tasks?model=&state=&batchId=&createdAfter=&createdBefore=&limit=&cursor=: the account's, newest first. */
+  async list(auth: AuthContext, query: unknown): Promise<{ items: unknown[]; nextCursor: string | null }> {
+    const { model, state, batchId, ...page } = parseListQuery(query, listFilters);
+    const found = await this.deps.store.list(
+      auth.accountId,
+      page,
+      (t) =>
+        (model === undefined || t.model === model) &&
+        (state === undefined || t.state === state) &&
+        (batchId === undefined || t.batch?.batchId === batchId),
+    );
+    return { items: found.items.map(taskView), nextCursor: encodeCursor(found.next) };
+  }
+
+  /**
+   * The task once it is terminal, or as it stands after `waitMs`: woken by the task's terminal event (from any
+   * replica), not by polling. Gives up early when `signal` aborts (the client went away).
+   */
+  async settled(task: TaskRecord, waitMs: number, signal?: AbortSignal): Promise<TaskRecord> {
+    if (!isActive(task.state) || waitMs <= 0 || signal?.aborted) return task;
+    const { events, store } = this.deps;
+    return new Promise<TaskRecord>((resolve) => {
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        unsubscribe();
+        signal?.removeEventListener('abort', finish);
+        store.get(task.taskId).then(
+          (now) => resolve(now ?? task),
+          () => resolve(task),
+        );
+      };
+      const unsubscribe = events.subscribe(task.taskId, finish);
+      const timer = setTimeout(finish, waitMs);
+      signal?.addEventListener('abort', finish);
+      // It may have finished between the read that found it active and the subscription.
+      store.get(task.taskId).then(
+        (now) => now && !isActive(now.state) && finish(),
+        () => undefined,
+      );
+    });
+  }
+
+  /**
+   * POST /tasks/{taskId}/cancel: an active task ends `failed` (CANCELLED), its charge is refunded and its callback or
+   * batch webhook sent as for any terminal state; a terminal task is left as it is. Racing its completion, exactly
+   * one of the two writes the terminal state (compare-and-set), and the refund is posted once by its reference.
+   */
+  async cancel(
+    auth: AuthContext,
+    taskId: string,
+  ): Promise<{ cancelled: boolean; task: Record<string, unknown> }> {
+    const task = await this.find(auth, taskId);
+    if (!isActive(task.state)) return { cancelled: false, task: taskView(task) };
+    const model = this.deps.catalog.get(task.model);
+    if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
+    // The refund and notifications are a durable job, enqueued before the write: a crash after the write still
+    // settles. It retries until it sees the task terminal.
+    await this.deps.scheduler.enqueue<ProgressJob>(
+      PROGRESS_QUEUE,
+      { taskId, step: 'settle' },
+      { jobId: `${taskId}:settle` },
+    );
+    const completeTime = this.deps.clock.now();
+    const cancelled: TaskRecord = {
+      ...task,
+      state: 'failed',
+      ...CANCELLED,
+      cancelledAt: completeTime,
+      completeTime,
+      costTime: completeTime - task.createTime,
+    };
+    if (!(await this.deps.store.replace(cancelled, ['pending', 'processing']))) {
+      const now = await this.find(auth, taskId);
+      return { cancelled: false, task: taskView(now) };
+    }
+    await this.published(taskId);
+    // Refunded before the answer, so the caller's next balance read shows it (the job's refund is then a duplicate).
+    await this.settle(cancelled, model);
+    const route = model.routes.find((r) => r.id === task.route?.id);
+    if (route?.provider === 'relay' && task.route?.upstreamTaskId) {
+      await cancelUpstream(route, task.route.upstreamTaskId).catch((err: Error) =>
+        this.deps.logger.warn(
+          { taskId, route: route.id, reason: err.message },
+          'upstream cancel failed; its outcome will be ignored',
+        ),
+      );
+    }
+    return { cancelled: true, task: taskView(cancelled) };
+  }
+
+  private async published(taskId: string): Promise<void> {
+    await this.deps.events
+      .publish(taskId)
+      .catch((err: Error) => this.deps.logger.warn({ taskId, err }, 'task event not published'));
   }
 
   get(taskId: string): Promise<TaskRecord | null> {
@@ -217,8 +337,18 @@ export class TaskService {
     }
     const model = this.deps.catalog.get(task.model);
     if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
-    const active = task.state === 'pending' || task.state === 'processing';
+    const active = isActive(task.state);
 
+    if (job.step === 'settle') {
+      // A cancel's job: runs once the cancel has written the terminal state (a lost race leaves it terminal too).
+      if (active) {
+        if (attemptsMade < 2) throw new Error(`task ${job.taskId} not cancelled yet`);
+        return;
+      }
+      return this.afterTerminal(task, model);
+    }
+    // A cancelled task's side effects are its settle job's; the steps still scheduled for it end here.
+    if (!active && task.cancelledAt !== undefined) return;
     if (!active) return this.afterTerminal(task, model); // a retried job: finish the side effects only
     if (job.step === 'start') return this.start(task, model);
     if (job.step === 'poll') return this.poll(task, model);
@@ -351,8 +481,11 @@ export class TaskService {
         terminal.billing = model.settle(task.prepared.settlement, outcome.outputSeconds).billing;
       }
     }
-    if (!(await this.deps.store.replace(terminal, ['pending', 'processing']))) {
+    if (await this.deps.store.replace(terminal, ['pending', 'processing'])) await this.published(task.taskId);
+    else {
       terminal = (await this.deps.store.get(task.taskId)) ?? terminal;
+      // Cancelled meanwhile: the cancel's own job settles and notifies.
+      if (terminal.cancelledAt !== undefined) return;
     }
     await this.afterTerminal(terminal, model);
   }

@@ -30,6 +30,8 @@ export interface TaskRecord {
   billing?: BillingSnapshot;
   /** Set when the task is an item of a batch (its webhook is the batch's business). */
   batch?: BatchLink;
+  /** Set when the client cancelled it (the task is then `failed` with failCode CANCELLED). */
+  cancelledAt?: number;
   /** The route that runs the task, and the upstream's task id when it is a relay. */
   route?: { id: string; upstreamTaskId?: string; polls?: number };
 }
@@ -39,19 +41,3 @@ export interface TaskRecord {
  * retry, so listeners must be idempotent). Batches use it to enqueue their per-item webhook.
  */
 export type TerminalListener = (task: TaskRecord) => Promise<void>;
-
-export type CreateResult = 'created' | 'insufficient_balance' | 'unknown_account';
-
-export interface TaskStore {
-  /**
-   * Charges `task.prepared.chargeMicros` (ledger reference `task:<taskId>`) and writes the task, in one atomic
-   * step: when the charge does not fit, nothing is written.
-   */
-  createWithCharge(task: TaskRecord): Promise<CreateResult>;
-  get(taskId: string): Promise<TaskRecord | null>;
-  /**
-   * Writes `next` only if the stored task is still in one of `from` (compare-and-set); false otherwise. A task
-   * written in a final state (success, failed) is deleted `retentionMs` after its completion.
-   */
-  replace(next: TaskRecord, from: readonly TaskState[]): Promise<boolean>;
-}

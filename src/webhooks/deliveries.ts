@@ -5,7 +5,12 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { OutboundClient } from '../outbound/types';
 import { signDelivery, type WebhookSecrets } from './secrets';
+import { ApiError } from '../errors';
+import { newAccountId } from '../ids';
+import { encodeCursor, parseListQuery } from '../listing';
+import type { DeliveryAttempt, DeliveryLogStore } from './store';
 import type { Deliveries, DeliveryRequest } from './types';
+import { z } from 'zod';
 
 export const DELIVERY_QUEUE = 'deliveries';
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -17,10 +22,30 @@ interface DeliveryJob {
   enqueuedAt: number;
   /** How often this attempt was put off because its destination was busy (sets the next wait). */
   deferrals?: number;
+  /** A redelivery a client asked for (its attempts say so in the log). */
+  redelivery?: boolean;
+}
+
+const logFilters = {
+  taskId: z.string().optional(),
+  batchId: z.string().optional(),
+  status: z
+    .enum(['delivered', 'failed', 'suppressed'], { error: 'must be one of delivered, failed, suppressed' })
+    .optional(),
+  kind: z.enum(['callback', 'webhook'], { error: 'must be one of callback, webhook' }).optional(),
+};
+
+/** The log's view of an attempt: everything but the body it sent. */
+function attemptView({ body: _body, secretVersion: _version, ...view }: DeliveryAttempt) {
+  return view;
 }
 
 /** A put-off attempt waits 1 s, 2 s, 4 s ... up to this, with jitter: thousands queued for one slow receiver idle. */
 const MAX_DEFER_MS = 30_000;
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
+}
 
 function destinationOf(url: string): string {
   try {
@@ -55,7 +80,9 @@ export class DeliveryEngine implements Deliveries {
       clock: Clock;
       logger: Logger;
       metrics: Metrics;
-      config: Pick<Config, 'callbacks' | 'webhooks'>;
+      /** Every attempt, kept as long as tasks are (tasks.retentionMs). */
+      log: DeliveryLogStore;
+      config: Pick<Config, 'callbacks' | 'webhooks' | 'tasks'>;
     },
   ) {
     const { callbacks, webhooks } = deps.config;
@@ -84,6 +111,74 @@ export class DeliveryEngine implements Deliveries {
   async enqueue(request: DeliveryRequest): Promise<void> {
     const job: DeliveryJob = { request, attempt: 1, enqueuedAt: this.deps.clock.now() };
     await this.deps.scheduler.enqueue(DELIVERY_QUEUE, job, { jobId: `${request.eventId}:1` });
+  }
+
+  /** GET /webhooks/deliveries?taskId=&batchId=&status=&kind=&createdAfter=&createdBefore=&limit=&cursor= */
+  async list(accountId: string, query: unknown): Promise<{ items: unknown[]; nextCursor: string | null }> {
+    const { taskId, batchId, status, kind, ...page } = parseListQuery(query, logFilters);
+    const found = await this.deps.log.list(
+      accountId,
+      page,
+      (a) =>
+        (taskId === undefined || a.taskId === taskId) &&
+        (batchId === undefined || a.batchId === batchId) &&
+        (status === undefined || a.status === status) &&
+        (kind === undefined || a.kind === kind),
+      this.deps.clock.now(),
+    );
+    return { items: found.items.map(attemptView), nextCursor: encodeCursor(found.next) };
+  }
+
+  /**
+   * POST /webhooks/deliveries/{id}/redeliver: sends that attempt's event again, same body and event id (a receiver
+   * that deduplicates by it sees a repeat), signed at send time, with the retry schedule of a first sending.
+   */
+  async redeliver(accountId: string, deliveryId: string): Promise<{ deliveryId: string; eventId: string }> {
+    const original = await this.deps.log.get(deliveryId);
+    if (!original || original.accountId !== accountId)
+      throw new ApiError('not_found', `No delivery ${deliveryId}`);
+    const request: DeliveryRequest = {
+      kind: original.kind,
+      accountId,
+      url: original.url,
+      body: original.body,
+      eventId: original.eventId,
+      secretVersion: original.secretVersion,
+      taskId: original.taskId,
+      batchId: original.batchId,
+    };
+    const now = this.deps.clock.now();
+    const job: DeliveryJob = { request, attempt: 1, enqueuedAt: now, redelivery: true };
+    await this.deps.scheduler.enqueue(DELIVERY_QUEUE, job, {
+      jobId: `${request.eventId}:redeliver:${newAccountId('dlv', accountId)}`,
+    });
+    return { deliveryId, eventId: request.eventId };
+  }
+
+  private async logAttempt(
+    job: DeliveryJob,
+    outcome: Pick<DeliveryAttempt, 'status' | 'httpStatus' | 'latencyMs' | 'error'>,
+  ): Promise<void> {
+    const { request } = job;
+    const attempt: DeliveryAttempt = {
+      deliveryId: newAccountId('dlv', request.accountId),
+      eventId: request.eventId,
+      accountId: request.accountId,
+      kind: request.kind,
+      url: request.url,
+      ...(request.taskId ? { taskId: request.taskId } : {}),
+      ...(request.batchId ? { batchId: request.batchId } : {}),
+      attempt: job.attempt,
+      ...(job.redelivery ? { redelivery: true } : {}),
+      at: this.deps.clock.now(),
+      ...outcome,
+      body: request.body,
+      ...(request.secretVersion === undefined ? {} : { secretVersion: request.secretVersion }),
+    };
+    // The log is a record, not the delivery: a failure to write it must not send the event again.
+    await this.deps.log
+      .record(attempt, this.deps.config.tasks.retentionMs)
+      .catch((err: Error) => this.deps.logger.warn({ err, eventId: request.eventId }, 'delivery not logged'));
   }
 
   registerWorker(): void {
@@ -135,6 +230,12 @@ export class DeliveryEngine implements Deliveries {
           : await secrets.forVersion(request.accountId, request.secretVersion);
     if (!signing) {
       this.count(request.kind, 'suppressed');
+      await this.logAttempt(job, {
+        status: 'suppressed',
+        httpStatus: null,
+        latencyMs: null,
+        error: 'signing secret revoked or retired',
+      });
       logger.info(
         { eventId: request.eventId, kind: request.kind },
         'delivery suppressed: secret revoked or expired',
@@ -146,6 +247,7 @@ export class DeliveryEngine implements Deliveries {
     const timestamp = Math.floor(clock.now() / 1000);
     const started = performance.now();
     let failure: string;
+    let httpStatus: number | null = null;
     try {
       const res = await outbound.fetch(request.url, {
         method: 'POST',
@@ -164,14 +266,22 @@ export class DeliveryEngine implements Deliveries {
         { kind: request.kind },
         (performance.now() - started) / 1000,
       );
+      httpStatus = res.status;
       if (policy.accepts(res.status)) {
         this.count(request.kind, 'delivered');
+        await this.logAttempt(job, {
+          status: 'delivered',
+          httpStatus,
+          latencyMs: elapsed(started),
+          error: null,
+        });
         return;
       }
       failure = `HTTP ${res.status}`;
     } catch (err) {
       failure = (err as Error).message;
     }
+    await this.logAttempt(job, { status: 'failed', httpStatus, latencyMs: elapsed(started), error: failure });
 
     const delay = policy.delaysMs[job.attempt - 1];
     if (delay === undefined) {

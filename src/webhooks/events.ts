@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { statusEnvelope } from '../tasks/service';
+import { statusEnvelope } from '../tasks/views';
 import type { TaskRecord } from '../tasks/types';
 import type { Deliveries } from './types';
 
@@ -18,6 +18,7 @@ export function notifyOnTerminal(deliveries: Deliveries) {
         url: task.callbackUrl,
         body: JSON.stringify(statusEnvelope(task)),
         eventId: eventIdFor('callback', task.taskId),
+        taskId: task.taskId,
       });
     }
     if (task.batch?.webhookUrl) {
@@ -31,6 +32,8 @@ export function notifyOnTerminal(deliveries: Deliveries) {
           batch: { batchId: task.batch.batchId, clientItemId: task.batch.clientItemId },
         }),
         eventId: eventIdFor('webhook', task.taskId),
+        taskId: task.taskId,
+        batchId: task.batch.batchId,
         secretVersion: task.batch.secretVersion,
       });
     }

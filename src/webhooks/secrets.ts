@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock';
-import type { SecretVersion, WebhookSecretStore } from './secret-store';
+import type { SecretVersion, WebhookSecretStore } from './store';
 
 /** AES-256-GCM with a key derived from security.secretsKey: `iv.tag.ciphertext`, base64url. */
 class SecretBox {

@@ -12,6 +12,9 @@ export interface DeliveryRequest {
   eventId: string;
   /** Webhooks: the secret version the batch was accepted with. Callbacks: omitted = the current secret. */
   secretVersion?: number;
+  /** What the event is about, for the delivery log's filters. */
+  taskId?: string;
+  batchId?: string;
 }
 
 export interface Deliveries {

@@ -1,4 +1,5 @@
-import type { KeyGateResult, KeyRecord, Store } from '../../src/store';
+import type { KeyGateResult, KeyRecord } from '../../src/accounts/store';
+import type { Store } from '../../src/store';
 import { OPTIONS, storeAdapters } from './stores';
 
 const adapters = storeAdapters();

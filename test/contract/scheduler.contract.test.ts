@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pino from 'pino';
-import { BullScheduler } from '../../src/jobs/bullmq';
-import { MemoryScheduler } from '../../src/jobs/memory';
+import { BullScheduler } from '../../src/store/redis/scheduler';
+import { MemoryScheduler } from '../../src/store/memory/scheduler';
 import type { JobContext, Scheduler } from '../../src/jobs';
 import {
   clusterTarget,

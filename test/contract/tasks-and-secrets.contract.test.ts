@@ -74,6 +74,50 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
     expect(await store.accounts.balanceMicros('acct_1')).toBe(100);
   });
 
+  test('list: newest first by (createTime, id), paged below a cursor, filtered, time-bounded', async () => {
+    const page = (limit: number, extra = {}) => ({ limit, ...extra });
+    // Two with the same createTime: the id breaks the tie.
+    for (const [i, at] of [
+      [1, 100],
+      [2, 200],
+      [3, 200],
+      [4, 300],
+    ] as const)
+      await store.tasks.createWithCharge(
+        task({ taskId: tid(`l${i}`), createTime: at, prepared: { ...task().prepared, chargeMicros: 1 } }),
+      );
+    const all = await store.tasks.list('acct_1', page(10), () => true);
+    expect(all.items.map((t) => t.taskId)).toEqual([tid('l4'), tid('l3'), tid('l2'), tid('l1')]);
+    expect(all.next).toBeNull();
+    const first = await store.tasks.list('acct_1', page(2), () => true);
+    expect(first.items.map((t) => t.taskId)).toEqual([tid('l4'), tid('l3')]);
+    const second = await store.tasks.list('acct_1', page(2, { cursor: first.next! }), () => true);
+    expect(second.items.map((t) => t.taskId)).toEqual([tid('l2'), tid('l1')]);
+    const matched = await store.tasks.list('acct_1', page(10), (t) => t.taskId === tid('l2'));
+    expect(matched.items.map((t) => t.taskId)).toEqual([tid('l2')]);
+    const window = await store.tasks.list('acct_1', page(10, { after: 100, before: 300 }), () => true);
+    expect(window.items.map((t) => t.taskId)).toEqual([tid('l3'), tid('l2')]);
+    expect((await store.tasks.list('acct_2', page(10), () => true)).items).toEqual([]);
+  });
+
+  test('task events reach a subscriber of that task only, until it unsubscribes', async () => {
+    const heard: string[] = [];
+    const stop = store.taskEvents.subscribe(tid('e1'), () => heard.push('e1'));
+    store.taskEvents.subscribe(tid('e2'), () => heard.push('e2'));
+    // Redis: the subscription is live once a publish to it is heard.
+    for (let i = 0; i < 200 && !heard.length; i++) {
+      await store.taskEvents.publish(tid('e1'));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(heard[0]).toBe('e1');
+    stop();
+    const before = heard.length;
+    await store.taskEvents.publish(tid('e1'));
+    await store.taskEvents.publish(tid('e2'));
+    for (let i = 0; i < 200 && !heard.includes('e2'); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heard.slice(before)).toEqual(['e2']);
+  });
+
   test('replace is compare-and-set on the state', async () => {
     await store.tasks.createWithCharge(task());
     expect(await store.tasks.replace(task({ state: 'processing' }), ['pending'])).toBe(true);
@@ -144,6 +188,63 @@ describe.each(adapters.map((a) => [a.name, a] as const))(
       ]);
       expect(x).toEqual(y);
       expect(x.version).toBe(1);
+    });
+  },
+);
+
+describe.each(adapters.map((a) => [a.name, a] as const))(
+  'DeliveryLogStore contract (%s)',
+  (_name, adapter) => {
+    let store: Store;
+    beforeEach(() => {
+      store = adapter.create();
+    });
+    afterEach(async () => {
+      await store.close();
+      await adapter.cleanup();
+    });
+    const did = (suffix: string) => `dlv_${accountTag('acct_1')}${suffix}`;
+    const attempt = (suffix: string, at: number, status: 'delivered' | 'failed' = 'failed') => ({
+      deliveryId: did(suffix),
+      eventId: 'evt_1',
+      accountId: 'acct_1',
+      kind: 'callback' as const,
+      url: 'https://example.com/hook',
+      taskId: tid('1'),
+      attempt: 1,
+      at,
+      status,
+      httpStatus: status === 'failed' ? 503 : 200,
+      latencyMs: 12,
+      error: status === 'failed' ? 'HTTP 503' : null,
+      body: '{"code":200}',
+    });
+
+    test('attempts are kept, found by id and listed newest first for their account only', async () => {
+      const now = Date.now();
+      await store.deliveryLog.record(attempt('a', now), 60_000);
+      await store.deliveryLog.record(attempt('b', now + 1, 'delivered'), 60_000);
+      expect(await store.deliveryLog.get(did('a'))).toEqual(attempt('a', now));
+      const all = await store.deliveryLog.list('acct_1', { limit: 10 }, () => true, now + 2);
+      expect(all.items.map((a) => a.deliveryId)).toEqual([did('b'), did('a')]);
+      const delivered = await store.deliveryLog.list(
+        'acct_1',
+        { limit: 10 },
+        (a) => a.status === 'delivered',
+        now,
+      );
+      expect(delivered.items.map((a) => a.deliveryId)).toEqual([did('b')]);
+      expect((await store.deliveryLog.list('acct_2', { limit: 10 }, () => true, now)).items).toEqual([]);
+    });
+
+    test('an attempt is gone once its retention is over', async () => {
+      const now = Date.now();
+      await store.deliveryLog.record(attempt('old', now), 50);
+      await new Promise((r) => setTimeout(r, 80));
+      await store.deliveryLog.record(attempt('new', Date.now()), 60_000);
+      const listed = await store.deliveryLog.list('acct_1', { limit: 10 }, () => true, Date.now());
+      expect(listed.items.map((a) => a.deliveryId)).toEqual([did('new')]);
+      expect(await store.deliveryLog.get(did('old'))).toBeNull();
     });
   },
 );

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { redisKeys } from '../../src/store/keys';
-import type { LedgerEntry } from '../../src/store';
+import type { LedgerEntry } from '../../src/accounts/store';
 import {
   adminAccount,
   listeningPort,

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import type { RouteSpec, VendorDefinition, VendorName } from '../../src/gateway/vendor';
 import { VENDOR_BY_NAME, VENDORS } from '../../src/gateway/vendors';
-import type { ModelUsage } from '../../src/store';
+import type { ModelUsage } from '../../src/gateway/store';
 import {
   alternatives,
   bodyModel,

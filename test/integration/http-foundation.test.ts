@@ -302,3 +302,24 @@ describe('observability', () => {
     }
   });
 });
+
+describe('GET /', () => {
+  test('answers JSON pointing to health, readiness, metrics and the model catalog, without a key', async () => {
+    const h = createHarness();
+    try {
+      const res = await request(h.app).get('/');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.data).toMatchObject({
+        service: 'genway',
+        health: '/healthz',
+        ready: '/readyz',
+        metrics: '/metrics',
+        models: '/api/v1/models',
+      });
+      expect((await request(h.app).get(res.body.data.health)).status).toBe(200);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { RateLimit } from '../../src/config';
-import type { KeyGateResult, KeyRecord } from '../../src/store';
+import type { KeyGateResult, KeyRecord } from '../../src/accounts/store';
 import { redisKeys } from '../../src/store/keys';
 import { createRedisConnection, createRedisStore, type RedisClient } from '../../src/store/redis';
 import { KEY_GATE_TIMING, leaseSize, RedisKeyGate, type KeyGateTiming } from '../../src/store/redis/key-gate';

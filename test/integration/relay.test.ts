@@ -94,6 +94,35 @@ describe('relay provider', () => {
     throw new Error('relayed task never finished');
   }
 
+  test('cancel is forwarded: the upstream task is cancelled and refunded there, the relayed one here', async () => {
+    const h = relay([route('up1', up1)]);
+    try {
+      const { auth, accountId } = await fundedKey(h.services, 10);
+      const upBefore = await up1.balance();
+      const res = await request(h.app)
+        .post('/api/v1/generateTask/image-gen')
+        .set('Authorization', auth)
+        .send({ input: { mode: 'text-to-image', prompt: '[sandbox:delay=60000] slow' } });
+      const { taskId } = res.body.data;
+      let upstreamTaskId: string | undefined;
+      for (let i = 0; i < 300 && !upstreamTaskId; i++) {
+        upstreamTaskId = (await h.services.store.tasks.get(taskId))?.route?.upstreamTaskId;
+        if (!upstreamTaskId) await sleep(10);
+      }
+      expect(await up1.balance()).toBeLessThan(upBefore);
+      const cancelled = await request(h.app)
+        .post(`/api/v1/tasks/${taskId}/cancel`)
+        .set('Authorization', auth);
+      expect(cancelled.body.data).toMatchObject({ state: 'failed', failCode: 'CANCELLED', cancelled: true });
+      expect(await h.services.accounts.balanceUsd(accountId)).toBe(10);
+      const there = (await up1.h.services.store.tasks.get(upstreamTaskId!))!;
+      expect(there).toMatchObject({ state: 'failed', failCode: 'CANCELLED' });
+      expect(await up1.balance()).toBe(upBefore);
+    } finally {
+      await h.close();
+    }
+  });
+
   test('auto fails over from a 5xx route and an unreachable route to a healthy one; the result is the upstream one', async () => {
     const h = relay([
       route('broken', broken),

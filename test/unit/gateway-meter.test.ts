@@ -1,8 +1,8 @@
 import { UsageMeter } from '../../src/gateway/meter';
 import { createMetrics } from '../../src/observability/metrics';
 import { createLogger } from '../../src/observability/logger';
-import { MemoryUsageStore } from '../../src/store/usage';
-import type { ModelUsage } from '../../src/store';
+import { MemoryUsageStore } from '../../src/store/memory/usage';
+import type { ModelUsage } from '../../src/gateway/store';
 
 /** A memory usage store whose next `failures` writes fail, as a Redis outage would. */
 class FlakyUsageStore extends MemoryUsageStore {

@@ -1,4 +1,11 @@
-import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
+import type {
+  AccountRecord,
+  AccountStore,
+  KeyRecord,
+  LedgerEntry,
+  PostRequest,
+  PostResult,
+} from '../../accounts/store';
 
 interface AccountState {
   record: AccountRecord;

@@ -1,9 +1,11 @@
-import { MemoryBatchStore } from '../../batches/memory-store';
-import { MemoryTaskStore } from '../../tasks/memory-store';
-import { MemoryWebhookSecretStore } from '../../webhooks/secret-store';
+import { MemoryBatchStore } from './batches';
+import { MemoryDeliveryLog } from './delivery-log';
+import { MemoryTaskEvents } from './task-events';
+import { MemoryTaskStore } from './tasks';
+import { MemoryWebhookSecretStore } from './webhook-secrets';
 import type { Store, StoreOptions } from '../types';
-import { MemoryUsageStore } from '../usage';
-import { MemoryVendorObjectStore } from '../vendor-objects';
+import { MemoryUsageStore } from './usage';
+import { MemoryVendorObjectStore } from './vendor-objects';
 import { MemoryAccountStore } from './accounts';
 import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -14,7 +16,9 @@ export function createMemoryStore(options: StoreOptions): Store {
     kind: 'memory',
     accounts,
     tasks: new MemoryTaskStore(accounts, options.taskRetentionMs),
+    taskEvents: new MemoryTaskEvents(),
     webhookSecrets: new MemoryWebhookSecretStore(),
+    deliveryLog: new MemoryDeliveryLog(),
     keyGate: new MemoryKeyGate(accounts, new MemoryRateLimiter()),
     batches: new MemoryBatchStore(),
     usage: new MemoryUsageStore(),

@@ -1,5 +1,5 @@
 import type { RateLimit } from '../../config';
-import type { KeyGate, KeyGateResult } from '../types';
+import type { KeyGate, KeyGateResult } from '../../accounts/store';
 import type { MemoryAccountStore } from './accounts';
 import type { MemoryRateLimiter } from './rate-limiter';
 

@@ -1,5 +1,5 @@
 import type { RateLimit } from '../../config';
-import type { RateLimitDecision } from '../types';
+import type { RateLimitDecision } from '../../accounts/store';
 
 interface Bucket {
   tokens: number;

@@ -1,6 +1,13 @@
 import type { RedisClient } from './connection';
 import type { RedisKeys } from '../keys';
-import type { AccountRecord, AccountStore, KeyRecord, LedgerEntry, PostRequest, PostResult } from '../types';
+import type {
+  AccountRecord,
+  AccountStore,
+  KeyRecord,
+  LedgerEntry,
+  PostRequest,
+  PostResult,
+} from '../../accounts/store';
 import { KEY_EVENTS_MAXLEN } from './key-events';
 import { LuaScript } from './scripts';
 

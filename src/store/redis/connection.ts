@@ -71,8 +71,8 @@ function clusterConnection(target: { url: string; clusterNodes: string[] }, node
     maxRedirections: 50,
     slotsRefreshTimeout: 2000,
     // A connection with nothing to send but a blocked read (the key-event feed, BullMQ's workers) learns the new slot
-    // map within a second of a failover rather than at its next error. (It does not yet free a BullMQ read blocked on
-    // the dead master: docs/reliability.md, "Not yet covered".)
+    // map within a second of a failover rather than at its next error. (It does not always free BullMQ's workers
+    // when the master of BullMQ's slot dies: docs/reliability.md, "Not yet covered".)
     slotsRefreshInterval: 1000,
     clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
   };

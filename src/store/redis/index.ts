@@ -1,10 +1,12 @@
-import { RedisBatchStore } from '../../batches/redis-store';
-import { RedisTaskStore } from '../../tasks/redis-store';
-import { RedisWebhookSecretStore } from '../../webhooks/secret-store';
+import { RedisBatchStore } from './batches';
+import { RedisDeliveryLog } from './delivery-log';
+import { RedisTaskEvents } from './task-events';
+import { RedisTaskStore } from './tasks';
+import { RedisWebhookSecretStore } from './webhook-secrets';
 import { redisKeys } from '../keys';
 import type { Store, StoreOptions } from '../types';
-import { RedisUsageStore } from '../usage';
-import { RedisVendorObjectStore } from '../vendor-objects';
+import { RedisUsageStore } from './usage';
+import { RedisVendorObjectStore } from './vendor-objects';
 import { RedisAccountStore } from './accounts';
 import { createRedisConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
 import { RedisKeyGate } from './key-gate';
@@ -28,6 +30,9 @@ export function createRedisStore(
   const keyGate = new RedisKeyGate(redis, keys, (feedOptions) =>
     createRedisConnection(url, 'genway-key-events', feedOptions),
   );
+  const taskEvents = new RedisTaskEvents(redis, keys.taskEvents, () =>
+    createRedisConnection(url, 'genway-task-events'),
+  );
   return {
     kind: 'redis',
     redis,
@@ -40,7 +45,9 @@ export function createRedisStore(
     keyGate,
     batches: new RedisBatchStore(redis, keys),
     tasks: new RedisTaskStore(redis, keys, options.taskRetentionMs, options.ledgerRetentionMs),
+    taskEvents,
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),
+    deliveryLog: new RedisDeliveryLog(redis, keys),
     usage: new RedisUsageStore(redis, keys),
     vendorObjects: new RedisVendorObjectStore(redis, keys),
     ping: async () => {
@@ -48,6 +55,7 @@ export function createRedisStore(
     },
     close: async () => {
       await keyGate.close();
+      await taskEvents.close();
       await redis.quit().catch(() => redis.disconnect());
     },
   };

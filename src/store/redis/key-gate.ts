@@ -2,7 +2,7 @@ import type { RedisOptions } from 'ioredis';
 import type { RedisClient } from './connection';
 import type { RateLimit } from '../../config';
 import type { RedisKeys } from '../keys';
-import type { KeyGate, KeyGateResult, RateLimitDecision } from '../types';
+import type { KeyGate, KeyGateResult, RateLimitDecision } from '../../accounts/store';
 import { KeyEventFeed, type KeyEventFeedTiming, type KeyEventListener } from './key-events';
 import { LuaScript } from './scripts';
 

@@ -1,8 +1,12 @@
 import { createHash } from 'node:crypto';
-import type { RedisClient } from '../store/redis/connection';
-import type { RedisKeys } from '../store/keys';
-import { LuaScript } from '../store/redis/scripts';
-import type { BatchClaim, BatchRecord, BatchStore, ItemKeyClaim } from './types';
+import type { RedisClient } from './connection';
+import type { RedisKeys } from '../keys';
+import { LuaScript } from './scripts';
+import type { BatchClaim, BatchRecord, ItemKeyClaim } from '../../batches/types';
+import type { BatchStore } from '../../batches/store';
+
+import { collectPage, indexMember, type Page, type PageRequest } from '../../listing';
+import { indexedRecords, indexTrimBelow } from './account-index';
 
 const compareAndDelete = new LuaScript('compare_and_delete');
 const IN_FLIGHT = 'in-flight';
@@ -33,9 +37,14 @@ export class RedisBatchStore implements BatchStore {
     return { status: 'in_flight' };
   }
 
-  async save(batch: BatchRecord): Promise<void> {
+  async save(batch: BatchRecord, now: number): Promise<void> {
+    // One slot in a cluster: the batch's id carries its account's tag. Entries older than one batch lifetime (every
+    // batch has the same) are of expired batches, trimmed here; others go as a list meets them.
+    const index = this.keys.batchIndex(batch.accountId);
     await this.redis
       .multi()
+      .zadd(index, 0, indexMember(batch.createdAt, batch.batchId))
+      .zremrangebylex(index, '-', `(${indexTrimBelow(now, batch.expiresAt - batch.createdAt)}`)
       .set(this.keys.batch(batch.batchId), JSON.stringify(batch), 'PXAT', batch.expiresAt)
       .set(
         this.keys.batchIdempotencyKey(batch.accountId, digest(batch.idempotencyKey)),
@@ -81,5 +90,17 @@ export class RedisBatchStore implements BatchStore {
 
   async findItemKey(accountId: string, key: string): Promise<string | null> {
     return this.redis.get(this.keys.itemIdempotencyKey(accountId, digest(key)));
+  }
+
+  async list(
+    accountId: string,
+    page: PageRequest,
+    match: (batch: BatchRecord) => boolean,
+  ): Promise<Page<BatchRecord>> {
+    return collectPage(
+      page,
+      indexedRecords<BatchRecord>(this.redis, this.keys.batchIndex(accountId), this.keys.batch),
+      match,
+    );
   }
 }

@@ -1,5 +1,9 @@
-import type { AccountStore } from '../store/types';
-import type { CreateResult, TaskRecord, TaskState, TaskStore } from './types';
+import type { AccountStore } from '../../accounts/store';
+import type { CreateResult, TaskStore } from '../../tasks/store';
+import type { TaskRecord, TaskState } from '../../tasks/types';
+
+import { collectPage, indexMember, type Page, type PageRequest } from '../../listing';
+import { MemoryAccountIndex } from './account-index';
 
 const isFinal = (state: TaskState) => state === 'success' || state === 'failed';
 
@@ -11,7 +15,8 @@ const isFinal = (state: TaskState) => state === 'success' || state === 'failed';
 export class MemoryTaskStore implements TaskStore {
   private readonly tasks = new Map<string, { state: TaskState; json: string }>();
   /** Finished tasks in completion order, deleted once their retention is over (swept as tasks are written). */
-  private readonly expiries: { taskId: string; at: number }[] = [];
+  private readonly expiries: { taskId: string; accountId: string; member: string; at: number }[] = [];
+  private readonly index = new MemoryAccountIndex();
 
   constructor(
     private readonly accounts: AccountStore,
@@ -28,6 +33,7 @@ export class MemoryTaskStore implements TaskStore {
     });
     if (result.status === 'insufficient_balance' || result.status === 'unknown_account') return result.status;
     this.tasks.set(task.taskId, { state: task.state, json: JSON.stringify(task) });
+    this.index.add(task.accountId, indexMember(task.createTime, task.taskId));
     this.sweep(task.createTime);
     return 'created';
   }
@@ -43,7 +49,12 @@ export class MemoryTaskStore implements TaskStore {
     this.tasks.set(next.taskId, { state: next.state, json: JSON.stringify(next) });
     if (isFinal(next.state)) {
       const completed = next.completeTime ?? next.createTime;
-      this.expiries.push({ taskId: next.taskId, at: completed + this.retentionMs });
+      this.expiries.push({
+        taskId: next.taskId,
+        accountId: next.accountId,
+        member: indexMember(next.createTime, next.taskId),
+        at: completed + this.retentionMs,
+      });
       this.sweep(completed);
     }
     return true;
@@ -52,8 +63,26 @@ export class MemoryTaskStore implements TaskStore {
   /** Drops tasks whose retention ended by `now` (a task's own timestamp: the store keeps no clock). */
   private sweep(now: number): void {
     let n = 0;
-    while (n < this.expiries.length && this.expiries[n].at <= now)
-      this.tasks.delete(this.expiries[n++].taskId);
+    for (; n < this.expiries.length && this.expiries[n].at <= now; n++) {
+      const { taskId, accountId, member } = this.expiries[n];
+      this.tasks.delete(taskId);
+      this.index.remove(accountId, member);
+    }
     if (n > 0) this.expiries.splice(0, n);
+  }
+
+  async list(
+    accountId: string,
+    page: PageRequest,
+    match: (task: TaskRecord) => boolean,
+  ): Promise<Page<TaskRecord>> {
+    return collectPage(
+      page,
+      this.index.records(accountId, (id) => {
+        const json = this.tasks.get(id)?.json;
+        return json ? (JSON.parse(json) as TaskRecord) : null;
+      }),
+      match,
+    );
   }
 }

@@ -1,16 +1,16 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { Config } from '../config';
-import type { Logger } from '../observability/logger';
-import { redisKeys } from '../store/keys';
+import type { Config } from '../../config';
+import type { Logger } from '../../observability/logger';
+import { redisKeys } from '../keys';
+import { createRedisConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
+import { withinGrace } from '../../clock';
 import {
-  createRedisConnection,
-  isClusterTarget,
-  type RedisClient,
-  type RedisTarget,
-} from '../store/redis/connection';
-import { withinGrace } from '../clock';
-import { MAX_ATTEMPTS } from './memory';
-import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
+  MAX_ATTEMPTS,
+  type JobHandler,
+  type JobOptions,
+  type QueueName,
+  type Scheduler,
+} from '../../jobs/types';
 
 /** BullMQ refuses ':' in custom ids; ours use it as a separator. */
 function bullJobId(jobId: string): string {

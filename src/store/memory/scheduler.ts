@@ -1,12 +1,13 @@
-import { withinGrace } from '../clock';
-import type { Logger } from '../observability/logger';
-import type { JobHandler, JobOptions, QueueName, Scheduler } from './types';
-
-/** Retries of a handler that throws: 1 s, 2 s, 4 s ... capped at 60 s, at most MAX_ATTEMPTS runs. */
-export const MAX_ATTEMPTS = 8;
-export function retryDelayMs(attemptsMade: number): number {
-  return Math.min(60_000, 1000 * 2 ** (attemptsMade - 1));
-}
+import { withinGrace } from '../../clock';
+import type { Logger } from '../../observability/logger';
+import {
+  MAX_ATTEMPTS,
+  retryDelayMs,
+  type JobHandler,
+  type JobOptions,
+  type QueueName,
+  type Scheduler,
+} from '../../jobs/types';
 
 interface PendingJob {
   queue: QueueName;

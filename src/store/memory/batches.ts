@@ -1,9 +1,13 @@
-import type { BatchClaim, BatchRecord, BatchStore, ItemKeyClaim } from './types';
+import type { BatchClaim, BatchRecord, ItemKeyClaim } from '../../batches/types';
+import type { BatchStore } from '../../batches/store';
 
 interface Expiring<T> {
   value: T;
   expiresAt: number;
 }
+
+import { collectPage, indexMember, type Page, type PageRequest } from '../../listing';
+import { MemoryAccountIndex } from './account-index';
 
 const IN_FLIGHT = '\u0000in-flight';
 
@@ -12,6 +16,7 @@ export class MemoryBatchStore implements BatchStore {
   private readonly batches = new Map<string, Expiring<BatchRecord>>();
   private readonly batchKeys = new Map<string, Expiring<string>>();
   private readonly itemKeys = new Map<string, Expiring<string>>();
+  private readonly index = new MemoryAccountIndex();
 
   private static live<T>(map: Map<string, Expiring<T>>, key: string, now: number): T | undefined {
     const entry = map.get(key);
@@ -42,6 +47,7 @@ export class MemoryBatchStore implements BatchStore {
 
   async save(batch: BatchRecord): Promise<void> {
     this.batches.set(batch.batchId, { value: structuredClone(batch), expiresAt: batch.expiresAt });
+    this.index.add(batch.accountId, indexMember(batch.createdAt, batch.batchId));
     this.batchKeys.set(`${batch.accountId}\u0000${batch.idempotencyKey}`, {
       value: batch.batchId,
       expiresAt: batch.expiresAt,
@@ -79,5 +85,21 @@ export class MemoryBatchStore implements BatchStore {
 
   async findItemKey(accountId: string, key: string, now: number): Promise<string | null> {
     return MemoryBatchStore.live(this.itemKeys, `${accountId}\u0000${key}`, now) ?? null;
+  }
+
+  async list(
+    accountId: string,
+    page: PageRequest,
+    match: (batch: BatchRecord) => boolean,
+    now: number,
+  ): Promise<Page<BatchRecord>> {
+    return collectPage(
+      page,
+      this.index.records(accountId, (id) => {
+        const batch = MemoryBatchStore.live(this.batches, id, now);
+        return batch ? structuredClone(batch) : null;
+      }),
+      match,
+    );
   }
 }

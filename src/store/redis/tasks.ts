@@ -1,11 +1,20 @@
-import type { RedisClient } from '../store/redis/connection';
-import type { RedisKeys } from '../store/keys';
-import { ledgerCutoff } from '../store/redis/accounts';
-import { LuaScript } from '../store/redis/scripts';
-import type { CreateResult, TaskRecord, TaskState, TaskStore } from './types';
+import type { RedisClient } from './connection';
+import type { RedisKeys } from '../keys';
+import { ledgerCutoff } from './accounts';
+import { LuaScript } from './scripts';
+import type { CreateResult, TaskStore } from '../../tasks/store';
+import type { TaskRecord, TaskState } from '../../tasks/types';
+import { collectPage, indexMember, type Page, type PageRequest } from '../../listing';
+import { indexedRecords, indexTrimBelow } from './account-index';
 
 const taskCreate = new LuaScript('task_create');
 const taskReplace = new LuaScript('task_replace');
+
+/**
+ * How long past the retention a task's index entry is kept at most: longer than any task stays unfinished (a relay
+ * task polls for at most a day or so). Entries of expired tasks also go as a list meets them.
+ */
+const INDEX_MARGIN_MS = 7 * 24 * 3600_000;
 
 export class RedisTaskStore implements TaskStore {
   constructor(
@@ -24,6 +33,7 @@ export class RedisTaskStore implements TaskStore {
         k.ledger(task.accountId),
         k.ledgerRefs(task.accountId),
         k.task(task.taskId),
+        k.taskIndex(task.accountId),
       ],
       [
         task.accountId,
@@ -32,6 +42,8 @@ export class RedisTaskStore implements TaskStore {
         task.createTime,
         JSON.stringify(task),
         ledgerCutoff(task.createTime, this.ledgerRetentionMs),
+        indexMember(task.createTime, task.taskId),
+        indexTrimBelow(task.createTime, this.retentionMs + INDEX_MARGIN_MS),
       ],
     )) as CreateResult;
   }
@@ -48,5 +60,17 @@ export class RedisTaskStore implements TaskStore {
       [from.join(','), JSON.stringify(next), this.retentionMs],
     );
     return done === 1;
+  }
+
+  async list(
+    accountId: string,
+    page: PageRequest,
+    match: (task: TaskRecord) => boolean,
+  ): Promise<Page<TaskRecord>> {
+    return collectPage(
+      page,
+      indexedRecords<TaskRecord>(this.redis, this.keys.taskIndex(accountId), this.keys.task),
+      match,
+    );
   }
 }
