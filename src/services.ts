@@ -60,11 +60,13 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   });
   const signer = new FileSigner(config.security.secretsKey, config.server.publicUrl);
   const urlProblem = (url: string) => publicHttpsUrlProblem(url, allowPrivate);
+  const schemeOf = (accountId: string) => accounts.webhookScheme(accountId);
   const webhookSecrets = new WebhookSecrets(
     store.webhookSecrets,
     clock,
     config.security.secretsKey,
     config.webhooks.rotationGraceMs,
+    schemeOf,
   );
   const deliveries = new DeliveryEngine({
     scheduler,
@@ -74,6 +76,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     logger,
     metrics,
     log: store.deliveryLog,
+    schemeOf,
     config,
   });
   const tasks = new TaskService({

@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { microsToUsd, usdToMicros } from '../money';
-import type { AccountStore, KeyRecord, LedgerEntry } from './store';
+import type { AccountPatch, AccountStore, KeyRecord, LedgerEntry, WebhookScheme } from './store';
 import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */
@@ -56,9 +56,18 @@ export class AccountsService {
     private readonly clock: Clock,
   ) {}
 
-  async createAccount(name: string, balanceUsd = 0): Promise<{ accountId: string }> {
+  async createAccount(
+    name: string,
+    balanceUsd = 0,
+    settings: Omit<AccountPatch, 'name'> = {},
+  ): Promise<{ accountId: string }> {
     const accountId = newId('acct');
-    await this.store.createAccount({ accountId, name, createdAt: this.clock.now() });
+    await this.store.createAccount({
+      accountId,
+      name,
+      createdAt: this.clock.now(),
+      webhookScheme: settings.webhookScheme ?? 'genway',
+    });
     const micros = usdToMicros(balanceUsd);
     if (micros > 0) await this.post(accountId, 'credit', micros, `initial:${accountId}`);
     return { accountId };
@@ -74,9 +83,22 @@ export class AccountsService {
       accountId,
       name: account.name,
       createdAt: account.createdAt,
+      webhookScheme: account.webhookScheme,
       balanceUsd: microsToUsd(balance ?? 0),
       keys: keys.map(keyView),
     };
+  }
+
+  /** PATCH /admin/v1/accounts/{accountId}: changes the given settings, then describes the account. */
+  async updateAccount(accountId: string, patch: AccountPatch) {
+    if (!(await this.store.updateAccount(accountId, patch)))
+      throw new ApiError('not_found', `No account with accountId ${accountId}`);
+    return this.describeAccount(accountId);
+  }
+
+  /** How the account's deliveries are signed (the spec's scheme when the account is unknown). */
+  async webhookScheme(accountId: string): Promise<WebhookScheme> {
+    return (await this.store.getAccount(accountId))?.webhookScheme ?? 'genway';
   }
 
   /** Adds money; with a `reference`, a retried credit is applied once. */

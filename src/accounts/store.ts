@@ -1,10 +1,18 @@
 import type { RateLimit } from '../config';
 
+/** How the account's callbacks and batch webhooks are signed: the spec's scheme, or Standard Webhooks. */
+export const WEBHOOK_SCHEMES = ['genway', 'standard'] as const;
+export type WebhookScheme = (typeof WEBHOOK_SCHEMES)[number];
+
 export interface AccountRecord {
   accountId: string;
   name: string;
   createdAt: number;
+  webhookScheme: WebhookScheme;
 }
+
+/** What an admin may change on an account after creating it. */
+export type AccountPatch = Partial<Pick<AccountRecord, 'name' | 'webhookScheme'>>;
 
 export interface KeyRecord {
   keyId: string;
@@ -51,6 +59,8 @@ export type PostResult =
 export interface AccountStore {
   createAccount(account: AccountRecord): Promise<void>;
   getAccount(accountId: string): Promise<AccountRecord | null>;
+  /** Applies `patch` to an existing account; null when there is no such account (nothing is created). */
+  updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | null>;
   insertKey(key: KeyRecord): Promise<void>;
   /** The authentication lookup: one round trip in Redis. */
   findKeyByHash(hash: string): Promise<KeyRecord | null>;

@@ -2,6 +2,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import { secretsEqual } from '../accounts/api-keys';
 import type { AccountsService } from '../accounts/service';
+import { WEBHOOK_SCHEMES } from '../accounts/store';
 import { rateLimitSchema } from '../config';
 import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
@@ -10,10 +11,18 @@ import type { UsageStore } from '../gateway/store';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 
+const accountName = z.string().trim().min(1).max(200);
+const webhookScheme = z.enum(WEBHOOK_SCHEMES, { error: 'must be one of genway, standard' });
+
 const createAccountBody = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: accountName,
   balanceUsd: usd.optional(),
+  webhookScheme: webhookScheme.optional(),
 });
+
+const updateAccountBody = z
+  .strictObject({ name: accountName.optional(), webhookScheme: webhookScheme.optional() })
+  .refine((body) => Object.keys(body).length > 0, { error: 'must set at least one of name, webhookScheme' });
 
 const creditBody = z.strictObject({
   amountUsd: usd.positive(),
@@ -61,7 +70,8 @@ export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDep
       ...json,
       async (req, res) => {
         const body = parseOrThrow(createAccountBody, req.body, 'body');
-        res.json(ok(await accounts.createAccount(body.name, body.balanceUsd)));
+        const { name, balanceUsd, ...settings } = body;
+        res.json(ok(await accounts.createAccount(name, balanceUsd, settings)));
       },
     ],
   });
@@ -69,6 +79,13 @@ export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDep
     get: async (req, res) => {
       res.json(ok(await accounts.describeAccount(req.params.accountId as string)));
     },
+    patch: [
+      ...json,
+      async (req, res) => {
+        const body = parseOrThrow(updateAccountBody, req.body, 'body');
+        res.json(ok(await accounts.updateAccount(req.params.accountId as string, body)));
+      },
+    ],
   });
   defineRoute(router, '/accounts/:accountId/credits', {
     post: [

@@ -4,7 +4,9 @@ import type { Scheduler } from '../jobs';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { OutboundClient } from '../outbound/types';
-import { signDelivery, type WebhookSecrets } from './secrets';
+import type { WebhookScheme } from '../accounts/store';
+import type { WebhookSecrets } from './secrets';
+import { genwayHeaderNames, signatureHeaders, type HeaderNames } from './signing';
 import { ApiError } from '../errors';
 import { newAccountId } from '../ids';
 import { encodeCursor, parseListQuery } from '../listing';
@@ -67,7 +69,7 @@ interface Policy {
  */
 export class DeliveryEngine implements Deliveries {
   private readonly policies: Record<DeliveryRequest['kind'], Policy>;
-  private readonly headers: { eventId: string; timestamp: string; signature: string };
+  private readonly headers: HeaderNames;
   /** Attempts in flight in this process per destination (URL origin). */
   private readonly busy = new Map<string, number>();
   private readonly perDestination: number;
@@ -82,6 +84,8 @@ export class DeliveryEngine implements Deliveries {
       metrics: Metrics;
       /** Every attempt, kept as long as tasks are (tasks.retentionMs). */
       log: DeliveryLogStore;
+      /** The account's signing scheme, read at each attempt: a switch applies to what is sent after it. */
+      schemeOf: (accountId: string) => Promise<WebhookScheme>;
       config: Pick<Config, 'callbacks' | 'webhooks' | 'tasks'>;
     },
   ) {
@@ -100,12 +104,7 @@ export class DeliveryEngine implements Deliveries {
         accepts: (s) => s >= 200 && s < 300,
       },
     };
-    const prefix = `X-${webhooks.headerPrefix}`;
-    this.headers = {
-      eventId: `${prefix}-Event-Id`,
-      timestamp: `${prefix}-Timestamp`,
-      signature: `${prefix}-Signature`,
-    };
+    this.headers = genwayHeaderNames(webhooks.headerPrefix);
   }
 
   async enqueue(request: DeliveryRequest): Promise<void> {
@@ -243,6 +242,9 @@ export class DeliveryEngine implements Deliveries {
       return;
     }
 
+    const scheme = await this.deps.schemeOf(request.accountId);
+    const signWith =
+      scheme === 'standard' ? await secrets.withGraceSecrets(request.accountId, signing) : [signing];
     const policy = this.policies[request.kind];
     const timestamp = Math.floor(clock.now() / 1000);
     const started = performance.now();
@@ -254,9 +256,14 @@ export class DeliveryEngine implements Deliveries {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'Genway-Webhooks/1',
-          [this.headers.eventId]: request.eventId,
-          [this.headers.timestamp]: String(timestamp),
-          [this.headers.signature]: signDelivery(signing.secret, request.eventId, timestamp, request.body),
+          ...signatureHeaders(
+            scheme,
+            this.headers,
+            signWith.map((s) => s.secret),
+            request.eventId,
+            timestamp,
+            request.body,
+          ),
         },
         body: request.body,
         timeoutMs: policy.timeoutMs,

@@ -14,7 +14,7 @@ export function webhooksRouter({
 }): Router {
   const router = express.Router();
   defineRoute(router, '/webhooks/secret', {
-    get: async (_req, res) => void res.json(ok(await secrets.current(res.locals.auth!.accountId))),
+    get: async (_req, res) => void res.json(ok(await secrets.show(res.locals.auth!.accountId))),
   });
   defineRoute(router, '/webhooks/secret/rotate', {
     post: async (_req, res) => void res.json(ok(await secrets.rotate(res.locals.auth!.accountId))),

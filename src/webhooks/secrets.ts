@@ -1,5 +1,7 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { WebhookScheme } from '../accounts/store';
 import type { Clock } from '../clock';
+import { showSecret } from './signing';
 import type { SecretVersion, WebhookSecretStore } from './store';
 
 /** AES-256-GCM with a key derived from security.secretsKey: `iv.tag.ciphertext`, base64url. */
@@ -32,18 +34,8 @@ export interface SigningSecret {
   secret: string;
 }
 
-/** `v1,` + lowercase hex HMAC-SHA256 of `{eventId}.{timestamp}.{rawBody}`, keyed by the secret's UTF-8 bytes. */
-export function signDelivery(
-  secret: string,
-  eventId: string,
-  timestamp: number,
-  rawBody: string | Buffer,
-): string {
-  const mac = createHmac('sha256', Buffer.from(secret, 'utf8'));
-  mac.update(`${eventId}.${timestamp}.`);
-  mac.update(rawBody);
-  return `v1,${mac.digest('hex')}`;
-}
+/** At most this many signatures on one standard-scheme delivery (rotations within one grace period are rare). */
+const MAX_SIGNATURES = 3;
 
 /** Account-level webhook signing secrets: versioned, rotated with a grace period, revocable, encrypted at rest. */
 export class WebhookSecrets {
@@ -54,6 +46,8 @@ export class WebhookSecrets {
     private readonly clock: Clock,
     secretsKey: string | undefined,
     private readonly rotationGraceMs: number,
+    /** The account's signing scheme: it decides how a secret is shown. */
+    private readonly schemeOf: (accountId: string) => Promise<WebhookScheme>,
   ) {
     this.box = new SecretBox(secretsKey);
   }
@@ -66,13 +60,24 @@ export class WebhookSecrets {
     return { version: record.version, secret: this.box.open(record.ciphertext) };
   }
 
+  private async shown(accountId: string, record: SecretVersion): Promise<SigningSecret> {
+    const { version, secret } = this.reveal(record);
+    return { version, secret: showSecret(secret, await this.schemeOf(accountId)) };
+  }
+
   /** The current secret, created on first use (and after a revoke, with a higher version). */
   async current(accountId: string): Promise<SigningSecret> {
     return this.reveal(await this.store.current(accountId, this.fresh(), this.clock.now()));
   }
 
+  /** GET /webhooks/secret: the current secret as the account's scheme shows it. */
+  async show(accountId: string): Promise<SigningSecret> {
+    return this.shown(accountId, await this.store.current(accountId, this.fresh(), this.clock.now()));
+  }
+
+  /** POST /webhooks/secret/rotate: the new current secret, shown as `show` does. */
   async rotate(accountId: string): Promise<SigningSecret> {
-    return this.reveal(await this.store.rotate(accountId, this.fresh(), this.clock.now()));
+    return this.shown(accountId, await this.store.rotate(accountId, this.fresh(), this.clock.now()));
   }
 
   async revoke(accountId: string): Promise<{ revoked: true; version: number }> {
@@ -89,9 +94,29 @@ export class WebhookSecrets {
    */
   async forVersion(accountId: string, version: number): Promise<SigningSecret | null> {
     const record = await this.store.get(accountId, version);
-    if (!record || record.revokedAt !== undefined) return null;
-    if (record.retiredAt !== undefined && this.clock.now() >= record.retiredAt + this.rotationGraceMs)
-      return null;
-    return this.reveal(record);
+    return record && this.live(record) ? this.reveal(record) : null;
+  }
+
+  /** Neither revoked nor past its rotation grace. */
+  private live(record: SecretVersion): boolean {
+    if (record.revokedAt !== undefined) return false;
+    return record.retiredAt === undefined || this.clock.now() < record.retiredAt + this.rotationGraceMs;
+  }
+
+  /**
+   * `signing` first, then the other secrets a receiver may hold right now: the current one and those retired within
+   * the grace, newest first (a receiver that has not yet picked up a rotation, or already has, verifies either way).
+   */
+  async withGraceSecrets(accountId: string, signing: SigningSecret): Promise<SigningSecret[]> {
+    const all = [signing];
+    const current = await this.store.current(accountId, this.fresh(), this.clock.now());
+    for (let version = current.version; version > 0 && all.length < MAX_SIGNATURES; version--) {
+      if (version === signing.version) continue;
+      const record = version === current.version ? current : await this.store.get(accountId, version);
+      // Versions retire in order: once one is out of its grace, every older one is too.
+      if (!record || !this.live(record)) break;
+      all.push(this.reveal(record));
+    }
+    return all;
   }
 }

@@ -23,11 +23,30 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
 
   beforeEach(async () => {
     store = adapter.create();
-    await store.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1000 });
+    await store.accounts.createAccount({
+      accountId: 'acct_1',
+      name: 'Acme',
+      createdAt: 1000,
+      webhookScheme: 'genway',
+    });
   });
   afterEach(async () => {
     await store.close();
     await adapter.cleanup();
+  });
+
+  test('an update changes only the given fields of an existing account, and creates none', async () => {
+    const changed = await store.accounts.updateAccount('acct_1', { webhookScheme: 'standard' });
+    const expected = { accountId: 'acct_1', name: 'Acme', createdAt: 1000, webhookScheme: 'standard' };
+    expect(changed).toEqual(expected);
+    expect(await store.accounts.getAccount('acct_1')).toEqual(expected);
+    expect(await store.accounts.updateAccount('acct_1', { name: 'Acme 2' })).toEqual({
+      ...expected,
+      name: 'Acme 2',
+    });
+    expect(await store.accounts.updateAccount('acct_nope', { name: 'x' })).toBeNull();
+    expect(await store.accounts.getAccount('acct_nope')).toBeNull();
+    expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
   });
 
   test('an account reads back as written, with a zero balance', async () => {
@@ -35,6 +54,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
       accountId: 'acct_1',
       name: 'Acme',
       createdAt: 1000,
+      webhookScheme: 'genway',
     });
     expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
     expect(await store.accounts.getAccount('acct_nope')).toBeNull();
@@ -59,7 +79,12 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
   test('ledger entries past their retention go as new ones are posted, references with them; the balance stays', async () => {
     const short = adapter.create(undefined, { ...OPTIONS, ledgerRetentionMs: 1000 });
     try {
-      await short.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1 });
+      await short.accounts.createAccount({
+        accountId: 'acct_1',
+        name: 'Acme',
+        createdAt: 1,
+        webhookScheme: 'genway',
+      });
       const post = (kind: 'credit' | 'charge', amountMicros: number, reference: string, at: number) =>
         short.accounts.post({ accountId: 'acct_1', kind, amountMicros, reference, at });
       await post('credit', 100, 'c1', 100);
@@ -278,7 +303,12 @@ describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)'
   let store: Store;
   beforeEach(async () => {
     store = adapter.create();
-    await store.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1000 });
+    await store.accounts.createAccount({
+      accountId: 'acct_1',
+      name: 'Acme',
+      createdAt: 1000,
+      webhookScheme: 'genway',
+    });
   });
   afterEach(async () => {
     await store.close();

@@ -29,7 +29,12 @@ function task(overrides: Partial<TaskRecord> = {}): TaskRecord {
 
 /** `acct_1` with 1000 micro-USD. */
 async function fundedAccount(store: Store): Promise<void> {
-  await store.accounts.createAccount({ accountId: 'acct_1', name: 'a', createdAt: 1 });
+  await store.accounts.createAccount({
+    accountId: 'acct_1',
+    name: 'a',
+    createdAt: 1,
+    webhookScheme: 'genway',
+  });
   await store.accounts.post({
     accountId: 'acct_1',
     kind: 'credit',

@@ -30,7 +30,12 @@ describeRedis('the Redis key gate across replicas', () => {
     prefix = uniquePrefix('keygate');
     a = createRedisStore(redisUrl!, prefix, OPTIONS);
     b = createRedisStore(redisUrl!, prefix, OPTIONS);
-    await a.accounts.createAccount({ accountId: 'acct_1', name: 'Acme', createdAt: 1 });
+    await a.accounts.createAccount({
+      accountId: 'acct_1',
+      name: 'Acme',
+      createdAt: 1,
+      webhookScheme: 'genway',
+    });
   });
   afterEach(async () => {
     await Promise.all(extra.splice(0).map((gate) => gate.close()));

@@ -1,4 +1,5 @@
 import type {
+  AccountPatch,
   AccountRecord,
   AccountStore,
   KeyRecord,
@@ -46,6 +47,13 @@ export class MemoryAccountStore implements AccountStore {
   async getAccount(accountId: string): Promise<AccountRecord | null> {
     const state = this.accounts.get(accountId);
     return state ? { ...state.record } : null;
+  }
+
+  async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | null> {
+    const state = this.accounts.get(accountId);
+    if (!state) return null;
+    state.record = { ...state.record, ...patch };
+    return { ...state.record };
   }
 
   async insertKey(key: KeyRecord): Promise<void> {

@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import type { RedisKeys } from '../keys';
 import type {
+  AccountPatch,
   AccountRecord,
   AccountStore,
   KeyRecord,
@@ -13,6 +14,18 @@ import { LuaScript } from './scripts';
 
 const ledgerPost = new LuaScript('ledger_post');
 const keyRevoke = new LuaScript('key_revoke');
+const accountUpdate = new LuaScript('account_update');
+
+/** An account hash's fields as HMGET name, createdAt, webhookScheme answers them. */
+function accountFrom(accountId: string, [name, createdAt, scheme]: (string | null)[]): AccountRecord | null {
+  if (name === null || name === undefined) return null;
+  return {
+    accountId,
+    name,
+    createdAt: Number(createdAt),
+    webhookScheme: scheme === 'standard' ? 'standard' : 'genway',
+  };
+}
 
 /** A key is stored as an immutable JSON record plus a separate revokedAt field, read together. */
 function keyFromHash(record: string | null, revokedAt: string | null): KeyRecord | null {
@@ -58,13 +71,25 @@ export class RedisAccountStore implements AccountStore {
     await this.redis.hset(this.keys.account(account.accountId), {
       name: account.name,
       createdAt: account.createdAt,
+      webhookScheme: account.webhookScheme,
       balance: 0,
     });
   }
 
   async getAccount(accountId: string): Promise<AccountRecord | null> {
-    const [name, createdAt] = await this.redis.hmget(this.keys.account(accountId), 'name', 'createdAt');
-    return name === null ? null : { accountId, name, createdAt: Number(createdAt) };
+    const fields = await this.redis.hmget(this.keys.account(accountId), 'name', 'createdAt', 'webhookScheme');
+    return accountFrom(accountId, fields);
+  }
+
+  async updateAccount(accountId: string, patch: AccountPatch): Promise<AccountRecord | null> {
+    const args = Object.entries(patch).flatMap(([field, value]) =>
+      value === undefined ? [] : [field, value],
+    );
+    const reply = (await accountUpdate.run(this.redis, [this.keys.account(accountId)], args)) as (
+      | string
+      | null
+    )[];
+    return accountFrom(accountId, reply);
   }
 
   async insertKey(key: KeyRecord): Promise<void> {
