@@ -5,6 +5,7 @@ import type { AccountsService } from '../accounts/service';
 import { WEBHOOK_SCHEMES } from '../accounts/store';
 import { rateLimitSchema } from '../config';
 import { ApiError, ok } from '../errors';
+import { bearerToken } from '../http/auth';
 import { defineRoute } from '../http/routes';
 import { jsonBody, parseOrThrow } from '../http/validate';
 import type { UsageStore } from '../gateway/store';
@@ -38,8 +39,8 @@ const createKeyBody = z.strictObject({
 
 function requireAdminToken(token: string): RequestHandler {
   return (req, _res, next) => {
-    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
-    if (!match || !secretsEqual(match[1], token)) {
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === undefined || !secretsEqual(presented, token)) {
       throw new ApiError(
         'unauthorized',
         'Missing or invalid admin token: send Authorization: Bearer <admin.token>',

@@ -1,14 +1,13 @@
 import express, { type RequestHandler, type Router } from 'express';
-import { ApiError, ok } from '../errors';
+import { ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { jsonBody } from '../http/validate';
 import { keepDecimalDuration } from '../tasks/router';
-import type { BatchService } from './service';
+import { checkIdempotencyKey, type BatchService } from './service';
 
-/** The header is checked before the body is read: a request without it costs no upload. */
+/** The header is checked before the body is read: a request without it (or with a bad one) costs no upload. */
 const requireIdempotencyKey: RequestHandler = (req, _res, next) => {
-  if (!req.get('idempotency-key')?.trim())
-    throw new ApiError('invalid_request', 'Idempotency-Key header is required');
+  checkIdempotencyKey(req.get('idempotency-key'));
   next();
 };
 

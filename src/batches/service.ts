@@ -114,13 +114,19 @@ export function formatExpiry(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 19);
 }
 
+/** The batch's `Idempotency-Key` header: required, non-blank, at most 255 characters. Returns it, or throws a 400. */
+export function checkIdempotencyKey(key: string | undefined): string {
+  if (!key?.trim()) throw new ApiError('invalid_request', 'Idempotency-Key header is required');
+  if (key.length > 255)
+    throw new ApiError('invalid_request', 'Idempotency-Key must be at most 255 characters');
+  return key;
+}
+
 export class BatchService {
   constructor(private readonly deps: BatchServiceDeps) {}
 
-  async submit(auth: AuthContext, modelId: string, idempotencyKey: string | undefined, rawBody: unknown) {
-    if (!idempotencyKey?.trim()) throw new ApiError('invalid_request', 'Idempotency-Key header is required');
-    if (idempotencyKey.length > 255)
-      throw new ApiError('invalid_request', 'Idempotency-Key must be at most 255 characters');
+  async submit(auth: AuthContext, modelId: string, idempotencyHeader: string | undefined, rawBody: unknown) {
+    const idempotencyKey = checkIdempotencyKey(idempotencyHeader);
     const model = submittedModel(this.deps.catalog, modelId);
     assertModelAllowed(auth, model.id);
 

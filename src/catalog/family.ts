@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ApiError } from '../errors';
+import { usdToMicros } from '../money';
 import type { BillingSnapshot, Category, PrepareContext, PreparedTask, TaskModel } from './types';
 
 /** One model family: the zod definition (validation + JSON Schema), its prices, polling and failure codes. */
@@ -42,6 +43,21 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     ? issue.message
     : `input.${issue.path.join('.')}: ${issue.message}`;
   throw new ApiError('invalid_request', message);
+}
+
+type Micros<T> = { readonly [K in keyof T]: T[K] extends number ? number : Micros<T[K]> };
+
+/**
+ * A USD price table as the catalog shows it, in the integer micro-USD that is charged: each family writes its prices
+ * once, in USD, and charges from this (test/unit/catalog-prices.test.ts checks every shown price against a charge).
+ */
+export function inMicros<T extends object>(usd: T): Micros<T> {
+  return Object.fromEntries(
+    Object.entries(usd).map(([key, value]) => [
+      key,
+      typeof value === 'number' ? usdToMicros(value) : inMicros(value as object),
+    ]),
+  ) as Micros<T>;
 }
 
 /** Integer micro-USD for `millis` milliseconds at `ratePerSecondMicros`, rounded half up. */

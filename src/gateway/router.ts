@@ -7,7 +7,12 @@ import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
-import { admit, bearerToken, vendorAuthMessages, type AuthMessages } from '../http/auth';
+import {
+  admit,
+  presentedKey as keyInAuthorization,
+  vendorAuthMessages,
+  type AuthMessages,
+} from '../http/auth';
 import { logServerError, unexpectedError } from '../http/errors';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
@@ -140,7 +145,7 @@ function decoded(text: string): string {
 function presentedKey(req: IncomingMessage, queryKey: string | undefined): string | undefined {
   const header = req.headers['x-api-key'] ?? req.headers['x-goog-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
-  if (req.headers.authorization) return bearerToken(req.headers.authorization);
+  if (req.headers.authorization) return keyInAuthorization(req.headers.authorization);
   return queryKey || undefined;
 }
 

@@ -14,11 +14,19 @@ const AUTH_FAILURE_MESSAGES: AuthMessages = {
   revoked: 'Invalid API key: this key has been revoked',
 };
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), or undefined. */
 export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : header.trim() || undefined;
+  return header ? BEARER.exec(header)?.[1] : undefined;
+}
+
+/**
+ * The API key a client presented in `Authorization`: the Bearer token, or else the header's whole value, so a key
+ * sent without the scheme is refused as malformed (naming the expected form) rather than as missing.
+ */
+export function presentedKey(header: string | undefined): string | undefined {
+  return bearerToken(header) ?? (header?.trim() || undefined);
 }
 
 export interface Admission {
@@ -77,7 +85,7 @@ export function vendorAuthMessages(carriers: readonly string[]): AuthMessages {
 /** Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. */
 export function requireApiKey(admission: Admission): RequestHandler {
   return async (req, res, next) => {
-    res.locals.auth = await admit(admission, bearerToken(req.headers.authorization));
+    res.locals.auth = await admit(admission, presentedKey(req.headers.authorization));
     next();
   };
 }

@@ -22,6 +22,8 @@ describe('task API authentication and balance', () => {
     ['missing', undefined, 'Missing API key'],
     ['malformed', 'Bearer not-a-genway-key', 'Malformed API key'],
     ['unknown', `Bearer gwk_${'A'.repeat(43)}`, 'Invalid API key'],
+    ['scheme-less', `gwk_${'A'.repeat(43)}`, 'Invalid API key'],
+    ['non-Bearer', `Basic ${'A'.repeat(20)}`, 'Malformed API key'],
   ])('a %s key is 401 with the envelope', async (_kind, header, message) => {
     const req = request(h.app).get('/api/v1/apikeys/current-balance');
     const res = await (header ? req.set('Authorization', header) : req);
@@ -142,6 +144,13 @@ describe('admin API', () => {
     ).toBe(401);
     expect((await request(h.app).get('/admin/v1/accounts/x').set('Authorization', auth)).status).toBe(401);
     expect((await request(h.app).get('/admin/v1/accounts/x')).status).toBe(401);
+    // Only a Bearer carries the admin token; the scheme's case does not matter, as HTTP says.
+    expect((await request(h.app).get('/admin/v1/accounts/x').set('Authorization', ADMIN_TOKEN)).status).toBe(
+      401,
+    );
+    expect(
+      (await request(h.app).get('/admin/v1/accounts/x').set('Authorization', `bearer ${ADMIN_TOKEN}`)).status,
+    ).toBe(404);
   });
 
   test('without admin.token the admin API answers 404', async () => {

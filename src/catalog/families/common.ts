@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { FamilyDefinition } from '../family';
+import { inMicros, type FamilyDefinition } from '../family';
+import { usdToMicros } from '../../money';
 import { at, bool, int, oneOf, text, urlList } from '../fields';
 
 /**
@@ -7,7 +8,8 @@ import { at, bool, int, oneOf, text, urlList } from '../fields';
  * their own. Their prices are not in the spec: Genway's defaults, recorded in docs/decisions.md.
  */
 
-const IMAGE_PRICE_MICROS = { '1K': 20_000, '2K': 30_000, '4K': 50_000 } as const;
+const IMAGE_USD = { '1K': 0.02, '2K': 0.03, '4K': 0.05 } as const;
+const IMAGE_MICROS = inMicros(IMAGE_USD);
 
 const basicImageSchema = z
   .strictObject({
@@ -46,19 +48,20 @@ export const basicImage: FamilyDefinition<typeof basicImageSchema> = {
   displayName: 'Image (common inputs)',
   schema: basicImageSchema,
   failCodes: ['CONTENT_VIOLATION', 'INVALID_IMAGE_URL', 'UPSTREAM_ERROR', 'TIMEOUT'],
-  pricing: { unit: 'image', usdPerImage: { '1K': 0.02, '2K': 0.03, '4K': 0.05 } },
+  pricing: { unit: 'image', usdPerImage: IMAGE_USD },
   polling: [{ workload: 'any', firstPollSeconds: 3, intervalSeconds: 3 }],
   plan(input) {
     return {
       input: { ...input },
-      chargeMicros: IMAGE_PRICE_MICROS[input.resolution],
+      chargeMicros: IMAGE_MICROS[input.resolution],
       output: { kind: 'image' },
       polling: { firstPollSeconds: 3, intervalSeconds: 3 },
     };
   },
 };
 
-const VIDEO_RATE_MICROS = { '480p': 50_000, '720p': 80_000, '1080p': 100_000 } as const;
+const VIDEO_USD_PER_SECOND = { '480p': 0.05, '720p': 0.08, '1080p': 0.1 } as const;
+const VIDEO_RATE_MICROS = inMicros(VIDEO_USD_PER_SECOND);
 
 const basicVideoSchema = z
   .strictObject({
@@ -86,7 +89,7 @@ export const basicVideo: FamilyDefinition<typeof basicVideoSchema> = {
   displayName: 'Video (common inputs)',
   schema: basicVideoSchema,
   failCodes: ['CONTENT_VIOLATION', 'INVALID_IMAGE_URL', 'UPSTREAM_ERROR', 'TIMEOUT'],
-  pricing: { unit: 'second', usdPerSecond: { '480p': 0.05, '720p': 0.08, '1080p': 0.1 } },
+  pricing: { unit: 'second', usdPerSecond: VIDEO_USD_PER_SECOND },
   polling: [{ workload: 'any', firstPollSeconds: 30, intervalSeconds: 10 }],
   plan(input) {
     return {
@@ -98,7 +101,8 @@ export const basicVideo: FamilyDefinition<typeof basicVideoSchema> = {
   },
 };
 
-const MUSIC_PRICE_MICROS = 50_000;
+const MUSIC_USD = 0.05;
+const MUSIC_MICROS = usdToMicros(MUSIC_USD);
 
 const musicSchema = z.strictObject({
   mode: oneOf('mode', ['V4', 'V4_5', 'V4_5PLUS', 'V5']),
@@ -113,12 +117,12 @@ export const music: FamilyDefinition<typeof musicSchema> = {
   displayName: 'Music',
   schema: musicSchema,
   failCodes: ['CONTENT_VIOLATION', 'UPSTREAM_ERROR', 'TIMEOUT'],
-  pricing: { unit: 'use', usdPerUse: 0.05 },
+  pricing: { unit: 'use', usdPerUse: MUSIC_USD },
   polling: [{ workload: 'any', firstPollSeconds: 30, intervalSeconds: 10 }],
   plan(input) {
     return {
       input: { ...input },
-      chargeMicros: MUSIC_PRICE_MICROS,
+      chargeMicros: MUSIC_MICROS,
       output: { kind: 'audio' },
       polling: { firstPollSeconds: 30, intervalSeconds: 10 },
     };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { FamilyDefinition } from '../family';
+import { usdToMicros } from '../../money';
 import { at, intOrNumericString, oneOf, text } from '../fields';
 
 const MODES = [
@@ -8,8 +9,10 @@ const MODES = [
   'pro-text-to-video',
   'pro-image-to-video',
 ] as const;
-const STANDARD_MICROS_PER_SECOND = 56_000; // 0.056 USD
-const PRO_MICROS = 490_000; // 0.49 USD per generation
+const STANDARD_USD_PER_SECOND = 0.056;
+const PRO_USD = 0.49; // per generation
+const STANDARD_MICROS_PER_SECOND = usdToMicros(STANDARD_USD_PER_SECOND);
+const PRO_MICROS = usdToMicros(PRO_USD);
 const PRO_OUTPUT_SECONDS = 5;
 
 const schema = z
@@ -55,11 +58,11 @@ export const firstFrameVideo: FamilyDefinition<typeof schema> = {
   ],
   pricing: {
     rules: [
-      'standard modes: 0.056 USD per second x duration (6 or 10)',
-      'pro modes: 0.49 USD per generation (fixed 5 s, 1080p)',
+      `standard modes: ${STANDARD_USD_PER_SECOND} USD per second x duration (6 or 10)`,
+      `pro modes: ${PRO_USD} USD per generation (fixed ${PRO_OUTPUT_SECONDS} s, 1080p)`,
     ],
-    usdPerSecondStandard: 0.056,
-    usdPerGenerationPro: 0.49,
+    usdPerSecondStandard: STANDARD_USD_PER_SECOND,
+    usdPerGenerationPro: PRO_USD,
   },
   polling: [
     { workload: 'standard modes', firstPollSeconds: 30, intervalSeconds: [10, 15] },

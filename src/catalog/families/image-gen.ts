@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { FamilyDefinition } from '../family';
+import { inMicros, type FamilyDefinition } from '../family';
 import { at, oneOf, text, urlList } from '../fields';
 
 const RATIOS = [
@@ -23,11 +23,12 @@ const CUSTOM_SIZE = /^(\d+)x(\d+)$/;
 const EDGE_MAX = 3840;
 const PIXELS = { min: 655_360, max: 8_294_400 };
 /** USD per image by quality and billed resolution. */
-const PRICE_MICROS = {
-  low: { '1k': 30_000, '2k': 40_000, '4k': 55_000 },
-  medium: { '1k': 42_400, '2k': 44_800, '4k': 80_800 },
-  high: { '1k': 168_800, '2k': 177_600, '4k': 320_800 },
+const PRICE_USD = {
+  low: { '1k': 0.03, '2k': 0.04, '4k': 0.055 },
+  medium: { '1k': 0.0424, '2k': 0.0448, '4k': 0.0808 },
+  high: { '1k': 0.1688, '2k': 0.1776, '4k': 0.3208 },
 } as const;
+const PRICE_MICROS = inMicros(PRICE_USD);
 const FIRST_POLL_SECONDS = { '1k': 30, '2k': 60, '4k': 120 } as const;
 
 type Resolution = '1k' | '2k' | '4k';
@@ -104,11 +105,7 @@ export const imageGen: FamilyDefinition<typeof schema> = {
   ],
   pricing: {
     unit: 'image',
-    usdPerImage: {
-      low: { '1k': 0.03, '2k': 0.04, '4k': 0.055 },
-      medium: { '1k': 0.0424, '2k': 0.0448, '4k': 0.0808 },
-      high: { '1k': 0.1688, '2k': 0.1776, '4k': 0.3208 },
-    },
+    usdPerImage: PRICE_USD,
     rules: [
       'without quality the image is billed as medium',
       '4k stays 4k only for 16:9, 9:16, 21:9, 1:2, 2:1 or a custom size with one edge of 3840; otherwise it is processed and billed as 2k',

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import type { FamilyDefinition } from '../family';
-import { perSecondMicros, settleSmartDuration, toMillis } from '../family';
+import { inMicros, perSecondMicros, settleSmartDuration, toMillis } from '../family';
 import { at, bool, has, int, intOrNumericString, oneOf, text, urlList } from '../fields';
 
 const MODES = ['text-to-video', 'image-to-video', 'reference-to-video'] as const;
 const MEDIA = ['image_urls', 'video_urls', 'audio_urls', 'file_urls', 'link_urls'] as const;
 /** USD per second, the same in every mode: 0.07, 0.12, 0.225. */
-const RATE_MICROS = { '480p': 70_000, '720p': 120_000, '1080p': 225_000 } as const;
+const RATE_USD = { '480p': 0.07, '720p': 0.12, '1080p': 0.225 } as const;
+const RATE_MICROS = inMicros(RATE_USD);
 const SMART_PRECHARGE_OUTPUT_SECONDS = 30;
 const MEDIA_SECONDS = { min: 1, max: 15, total: 15 };
 
@@ -111,7 +112,7 @@ export const multimodalVideo: FamilyDefinition<typeof schema> = {
   ],
   pricing: {
     unit: 'second',
-    usdPerSecond: { '480p': 0.07, '720p': 0.12, '1080p': 0.225 },
+    usdPerSecond: RATE_USD,
     rules: [
       'text-to-video and image-to-video with a positive duration: duration x rate',
       'reference-to-video with a positive duration: (input video seconds + duration) x rate',

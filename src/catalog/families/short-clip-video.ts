@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import type { FamilyDefinition } from '../family';
+import { inMicros, type FamilyDefinition } from '../family';
 import { at, bool, int, oneOf, text, urlList } from '../fields';
 
 const MODES = ['text-to-video', 'image-to-video', 'turbo-image-to-video'] as const;
 const RESOLUTIONS = ['540p', '720p', '1080p'] as const;
-/** USD per second: standard 0.07 / 0.15 / 0.16, turbo 0.04 / 0.06 / 0.08. */
-const RATE_MICROS = {
-  standard: { '540p': 70_000, '720p': 150_000, '1080p': 160_000 },
-  turbo: { '540p': 40_000, '720p': 60_000, '1080p': 80_000 },
+/** USD per second by tier and resolution. */
+const RATE_USD = {
+  standard: { '540p': 0.07, '720p': 0.15, '1080p': 0.16 },
+  turbo: { '540p': 0.04, '720p': 0.06, '1080p': 0.08 },
 } as const;
+const RATE_MICROS = inMicros(RATE_USD);
 
 const schema = z
   .strictObject({
@@ -58,8 +59,8 @@ export const shortClipVideo: FamilyDefinition<typeof schema> = {
     unit: 'second',
     rules: ['price per second x duration'],
     usdPerSecond: {
-      standard: { modes: ['text-to-video', 'image-to-video'], '540p': 0.07, '720p': 0.15, '1080p': 0.16 },
-      turbo: { modes: ['turbo-image-to-video'], '540p': 0.04, '720p': 0.06, '1080p': 0.08 },
+      standard: { modes: ['text-to-video', 'image-to-video'], ...RATE_USD.standard },
+      turbo: { modes: ['turbo-image-to-video'], ...RATE_USD.turbo },
     },
   },
   polling: [
