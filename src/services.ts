@@ -14,7 +14,9 @@ import { publicHttpsUrlProblem } from './outbound/addresses';
 import { createOutboundClient } from './outbound/client';
 import type { MediaProbe, OutboundClient } from './outbound/types';
 import { createStore, type Store } from './store';
+import { createProviders } from './providers';
 import { TaskService } from './tasks/service';
+import { TaskWorker } from './tasks/worker';
 import { DeliveryEngine } from './webhooks/deliveries';
 import { notifyOnTerminal } from './webhooks/events';
 import { WebhookSecrets } from './webhooks/secrets';
@@ -33,6 +35,8 @@ export interface Services {
   probe: MediaProbe;
   signer: FileSigner;
   tasks: TaskService;
+  /** Drives tasks through their providers (registered by startWorkers). */
+  taskWorker: TaskWorker;
   batches: BatchService;
   webhookSecrets: WebhookSecrets;
   deliveries: DeliveryEngine;
@@ -79,6 +83,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     schemeOf,
     config,
   });
+  const providers = createProviders({ signer, clock, sandboxDelayMs: config.sandbox.delayMs });
   const tasks = new TaskService({
     store: store.tasks,
     events: store.taskEvents,
@@ -86,12 +91,12 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     catalog,
     scheduler,
     clock,
-    signer,
+    providers,
     probe,
     logger,
-    config,
     callbackUrlProblem: urlProblem,
   });
+  const taskWorker = new TaskWorker({ store: store.tasks, catalog, scheduler, providers, logger, tasks });
   tasks.onTerminal(notifyOnTerminal(deliveries));
   const batches = new BatchService({
     store: store.batches,
@@ -122,6 +127,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     probe,
     signer,
     tasks,
+    taskWorker,
     batches,
     webhookSecrets,
     deliveries,

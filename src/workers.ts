@@ -5,6 +5,6 @@ import type { Services } from './services';
  * Each domain registers its handlers here; closing the scheduler (closeServices) stops them.
  */
 export function startWorkers(services: Services): void {
-  services.tasks.registerWorker();
+  services.taskWorker.register();
   services.deliveries.registerWorker();
 }

@@ -1,16 +1,8 @@
 import { request } from 'undici';
 import type { ModelRoute } from '../catalog/config';
+import type { TaskModel } from '../catalog/types';
 import type { TaskRecord } from '../tasks/types';
-
-/** Why a relay call failed: `retryable` (5xx, timeout, network) moves on to the next route; the rest end the task. */
-export class RelayError extends Error {
-  constructor(
-    message: string,
-    readonly retryable: boolean,
-  ) {
-    super(message);
-  }
-}
+import { ProviderError, upstreamFailCode, type JobProgress, type Provider, type StartedJob } from './types';
 
 interface Envelope<T> {
   code: number;
@@ -18,24 +10,13 @@ interface Envelope<T> {
   data: T;
 }
 
-export interface UpstreamStatus {
+interface UpstreamStatus {
   taskId: string;
   state: 'pending' | 'processing' | 'success' | 'failed';
   resultJson?: string;
   failCode?: string;
   failMsg?: string;
   billing?: { outputVideoSeconds: number };
-}
-
-/**
- * The routes a task tries, in order: `value` cheapest first, `official` the official ones first, `auto` as
- * configured; every strategy fails over to the remaining routes.
- */
-export function orderRoutes(routes: readonly ModelRoute[], strategy: TaskRecord['provider']): ModelRoute[] {
-  const list = [...routes];
-  if (strategy === 'value') return list.sort((a, b) => a.costFactor - b.costFactor);
-  if (strategy === 'official') return list.sort((a, b) => Number(b.official) - Number(a.official));
-  return list;
 }
 
 /**
@@ -56,22 +37,25 @@ async function call<T>(route: ModelRoute, method: 'GET' | 'POST', path: string, 
       signal: AbortSignal.timeout(route.timeoutMs),
     });
   } catch (err) {
-    throw new RelayError(
+    throw new ProviderError(
       `route ${route.id}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,
       true,
     );
   }
   const text = await res.body.text();
   if (res.statusCode >= 500)
-    throw new RelayError(`route ${route.id}: upstream answered ${res.statusCode}`, true);
+    throw new ProviderError(`route ${route.id}: upstream answered ${res.statusCode}`, true);
   let envelope: Envelope<T>;
   try {
     envelope = JSON.parse(text) as Envelope<T>;
   } catch {
-    throw new RelayError(`route ${route.id}: upstream answered ${res.statusCode} without an envelope`, true);
+    throw new ProviderError(
+      `route ${route.id}: upstream answered ${res.statusCode} without an envelope`,
+      true,
+    );
   }
   if (res.statusCode !== 200 || envelope.code !== 200) {
-    throw new RelayError(
+    throw new ProviderError(
       `route ${route.id}: upstream refused (${envelope.code}): ${envelope.message}`,
       res.statusCode === 429,
     );
@@ -79,20 +63,52 @@ async function call<T>(route: ModelRoute, method: 'GET' | 'POST', path: string, 
   return envelope.data;
 }
 
-export function submitUpstream(
-  route: ModelRoute,
-  model: string,
-  input: Record<string, unknown>,
-): Promise<{ taskId: string }> {
-  return call(route, 'POST', `/generateTask/${encodeURIComponent(route.upstreamModel ?? model)}`, { input });
-}
+/** The relay: a route whose upstream speaks this same task API (another Genway, or a compatible service). */
+export const relayProvider: Provider = {
+  startsInline: false,
 
-export function pollUpstream(route: ModelRoute, model: string, taskId: string): Promise<UpstreamStatus> {
-  const name = encodeURIComponent(route.upstreamModel ?? model);
-  return call(route, 'GET', `/statusTask/${name}?taskId=${encodeURIComponent(taskId)}`);
-}
+  async start(task: TaskRecord, model: TaskModel, route: ModelRoute): Promise<StartedJob> {
+    const name = encodeURIComponent(route.upstreamModel ?? model.id);
+    const { taskId } = await call<{ taskId: string }>(route, 'POST', `/generateTask/${name}`, {
+      input: task.prepared.input,
+    });
+    return {
+      upstreamTaskId: taskId,
+      firstCheckMs: route.firstPollMs ?? task.prepared.polling.firstPollSeconds * 1000,
+    };
+  },
 
-/** Asks the upstream to cancel its task (the upstream speaks this API, so it has the same cancel route). */
-export async function cancelUpstream(route: ModelRoute, taskId: string): Promise<void> {
-  await call(route, 'POST', `/tasks/${encodeURIComponent(taskId)}/cancel`, {});
-}
+  async check(task: TaskRecord, model: TaskModel, route: ModelRoute): Promise<JobProgress> {
+    const name = encodeURIComponent(route.upstreamModel ?? model.id);
+    const id = encodeURIComponent(task.route!.upstreamTaskId!);
+    const upstream = await call<UpstreamStatus>(route, 'GET', `/statusTask/${name}?taskId=${id}`);
+    if (upstream.state === 'success') {
+      const { resultUrls } = JSON.parse(upstream.resultJson ?? '{"resultUrls":[]}') as {
+        resultUrls: string[];
+      };
+      return {
+        state: 'success',
+        resultUrls,
+        outputSeconds: upstream.billing?.outputVideoSeconds ?? task.prepared.output.seconds,
+      };
+    }
+    if (upstream.state === 'failed') {
+      return {
+        state: 'failed',
+        failCode: upstream.failCode ?? upstreamFailCode(model),
+        failMsg: upstream.failMsg ?? 'Upstream failure',
+      };
+    }
+    return { state: 'running' };
+  },
+
+  /** The upstream speaks this API, so it has the same cancel route. */
+  async cancel(task: TaskRecord, route: ModelRoute): Promise<void> {
+    if (!task.route?.upstreamTaskId) return;
+    await call(route, 'POST', `/tasks/${encodeURIComponent(task.route.upstreamTaskId)}/cancel`, {});
+  },
+
+  checkIntervalMs(task: TaskRecord, route: ModelRoute): number {
+    return route.pollIntervalMs ?? task.prepared.polling.intervalSeconds * 1000;
+  },
+};

@@ -4,37 +4,26 @@ import type { AccountsService } from '../accounts/service';
 import { submittedModel } from '../catalog';
 import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
 import type { Clock } from '../clock';
-import type { Config } from '../config';
 import { ApiError } from '../errors';
-import { RESULT_URL_LIFETIME_MS, type FileSigner } from '../files/signer';
+import { microsToUsd, usdToMicros } from '../money';
 import { parseOrThrow } from '../http/validate';
 import { newAccountId } from '../ids';
 import type { Scheduler } from '../jobs';
 import type { Logger } from '../observability/logger';
 import type { MediaProbe } from '../outbound/types';
-import { cancelUpstream, orderRoutes, pollUpstream, RelayError, submitUpstream } from '../providers/relay';
-import { planSandbox } from '../providers/sandbox';
+import { orderRoutes, type JobOutcome, type Providers } from '../providers';
 import { encodeCursor, parseListQuery } from '../listing';
 import type { TaskEvents } from './events';
-import type { BatchLink, TaskRecord, TaskState, TerminalListener } from './types';
+import { isActive, type BatchLink, type TaskRecord, type TerminalListener } from './types';
 import { statusRecord, taskView } from './views';
 import type { TaskStore } from './store';
-
-export const PROGRESS_QUEUE = 'task-progress';
-
-interface ProgressJob {
-  taskId: string;
-  /** `settle`: the refund and notifications of a cancelled task, enqueued before the cancel is written. */
-  step: 'start' | 'finish' | 'poll' | 'settle';
-}
+import { scheduleStep } from './worker';
 
 /** The failure a cancelled task ends in (the same on every model: decisions.md). */
 export const CANCELLED = { failCode: 'CANCELLED', failMsg: 'Cancelled by the client' } as const;
 
 /** The longest `Prefer: wait=N` honoured, in seconds. */
 export const MAX_WAIT_SECONDS = 60;
-
-const isActive = (state: TaskState) => state === 'pending' || state === 'processing';
 
 const listFilters = {
   model: z.string().optional(),
@@ -45,19 +34,6 @@ const listFilters = {
     .optional(),
   batchId: z.string().optional(),
 };
-
-type Outcome =
-  | { state: 'success'; resultUrls: string[]; outputSeconds?: number }
-  | { state: 'failed'; failCode: string; failMsg: string };
-
-/** A relayed task is given up after this many polls without a terminal state. */
-const MAX_POLLS = 2000;
-
-/** The model's own code for "the provider failed". */
-function upstreamFailCode(model: TaskModel): string {
-  for (const code of ['UPSTREAM_ERROR', 'StreamError']) if (model.failCodes.includes(code)) return code;
-  return model.failCodes[model.failCodes.length - 1];
-}
 
 const submitBody = z.strictObject({
   provider: z
@@ -76,10 +52,10 @@ export interface TaskServiceDeps {
   catalog: Catalog;
   scheduler: Scheduler;
   clock: Clock;
-  signer: FileSigner;
+  /** Where tasks run, by a route's `provider`. */
+  providers: Providers;
   probe: MediaProbe;
   logger: Logger;
-  config: Pick<Config, 'sandbox' | 'security'>;
   /** A reason when `url` is not an acceptable callback target, else null. */
   callbackUrlProblem(url: string): string | null;
 }
@@ -146,7 +122,7 @@ export class TaskService {
     options: CreateOptions = {},
   ): Promise<TaskRecord> {
     const balance = await this.deps.accounts.balanceUsd(auth.accountId);
-    if (balance * 1_000_000 < prepared.chargeMicros) throw this.insufficient(prepared, balance);
+    if (usdToMicros(balance) < prepared.chargeMicros) throw this.insufficient(prepared, balance);
     const task: TaskRecord = {
       taskId: options.taskId ?? newAccountId('task', auth.accountId),
       accountId: auth.accountId,
@@ -160,23 +136,17 @@ export class TaskService {
       createTime: this.deps.clock.now(),
       batch: options.batch,
     };
-    // A task whose first route is the built-in sandbox starts at once: written `processing` on that route, with
-    // one delayed job to finish it (no start job, no second write). Other routes start in the worker.
+    // A task whose first route's provider starts without I/O (the sandbox) starts at once: written `processing` on
+    // that route, with one delayed check to finish it (no start job, no second write). Others start in the worker.
     const [first] = orderRoutes(model.routes, task.provider);
-    if (first?.provider === 'sandbox') {
+    const provider = first && this.deps.providers[first.provider];
+    if (provider?.startsInline) {
+      const job = await provider.start(task, model, first);
       task.state = 'processing';
-      task.route = { id: first.id };
-      await this.schedule(
-        task.taskId,
-        'finish',
-        planSandbox(task, model, this.deps.config.sandbox.delayMs).delayMs,
-      );
+      task.route = { id: first.id, ...(job.upstreamTaskId ? { upstreamTaskId: job.upstreamTaskId } : {}) };
+      await scheduleStep(this.deps.scheduler, task.taskId, 'check', job.firstCheckMs);
     } else {
-      await this.deps.scheduler.enqueue<ProgressJob>(
-        PROGRESS_QUEUE,
-        { taskId: task.taskId, step: 'start' },
-        { jobId: `${task.taskId}:start` },
-      );
+      await scheduleStep(this.deps.scheduler, task.taskId, 'start', 0);
     }
     const created = await this.deps.store.createWithCharge(task);
     if (created === 'insufficient_balance')
@@ -277,11 +247,7 @@ export class TaskService {
     if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
     // The refund and notifications are a durable job, enqueued before the write: a crash after the write still
     // settles. It retries until it sees the task terminal.
-    await this.deps.scheduler.enqueue<ProgressJob>(
-      PROGRESS_QUEUE,
-      { taskId, step: 'settle' },
-      { jobId: `${taskId}:settle` },
-    );
+    await scheduleStep(this.deps.scheduler, taskId, 'settle', 0);
     const completeTime = this.deps.clock.now();
     const cancelled: TaskRecord = {
       ...task,
@@ -299,13 +265,15 @@ export class TaskService {
     // Refunded before the answer, so the caller's next balance read shows it (the job's refund is then a duplicate).
     await this.settle(cancelled, model);
     const route = model.routes.find((r) => r.id === task.route?.id);
-    if (route?.provider === 'relay' && task.route?.upstreamTaskId) {
-      await cancelUpstream(route, task.route.upstreamTaskId).catch((err: Error) =>
-        this.deps.logger.warn(
-          { taskId, route: route.id, reason: err.message },
-          'upstream cancel failed; its outcome will be ignored',
-        ),
-      );
+    if (route) {
+      await this.deps.providers[route.provider]
+        .cancel(task, route)
+        .catch((err: Error) =>
+          this.deps.logger.warn(
+            { taskId, route: route.id, reason: err.message },
+            'upstream cancel failed; its outcome will be ignored',
+          ),
+        );
     }
     return { cancelled: true, task: taskView(cancelled) };
   }
@@ -320,156 +288,11 @@ export class TaskService {
     return this.deps.store.get(taskId);
   }
 
-  /** Makes this process a worker of task progress. */
-  registerWorker(): void {
-    this.deps.scheduler.work<ProgressJob>(PROGRESS_QUEUE, (job, context) =>
-      this.progress(job, context.attemptsMade),
-    );
-  }
-
-  private async progress(job: ProgressJob, attemptsMade: number): Promise<void> {
-    const task = await this.deps.store.get(job.taskId);
-    if (!task) {
-      // The job is enqueued just before its task is written: wait a little for it, then drop a job whose
-      // submission was refused.
-      if (attemptsMade < 2) throw new Error(`task ${job.taskId} not written yet`);
-      return;
-    }
-    const model = this.deps.catalog.get(task.model);
-    if (!model) throw new Error(`task ${task.taskId} has unknown model ${task.model}`);
-    const active = isActive(task.state);
-
-    if (job.step === 'settle') {
-      // A cancel's job: runs once the cancel has written the terminal state (a lost race leaves it terminal too).
-      if (active) {
-        if (attemptsMade < 2) throw new Error(`task ${job.taskId} not cancelled yet`);
-        return;
-      }
-      return this.afterTerminal(task, model);
-    }
-    // A cancelled task's side effects are its settle job's; the steps still scheduled for it end here.
-    if (!active && task.cancelledAt !== undefined) return;
-    if (!active) return this.afterTerminal(task, model); // a retried job: finish the side effects only
-    if (job.step === 'start') return this.start(task, model);
-    if (job.step === 'poll') return this.poll(task, model);
-    const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
-    await this.complete(
-      task,
-      model,
-      plan.outcome.state === 'failed' ? plan.outcome : this.sandboxSuccess(task, plan.outcome),
-    );
-  }
-
-  /** Picks the route (failing over on 5xx, timeouts and network errors) and starts the task there. */
-  private async start(task: TaskRecord, model: TaskModel): Promise<void> {
-    if (task.route) {
-      // An earlier run of this job got this far and died: make sure the next step is scheduled.
-      const route = model.routes.find((r) => r.id === task.route!.id);
-      if (route?.provider === 'relay') await this.schedule(task.taskId, 'poll', 0, task.route.polls ?? 0);
-      else
-        await this.schedule(
-          task.taskId,
-          'finish',
-          planSandbox(task, model, this.deps.config.sandbox.delayMs).delayMs,
-        );
-      return;
-    }
-    const failures: string[] = [];
-    for (const route of orderRoutes(model.routes, task.provider)) {
-      if (route.provider === 'sandbox') {
-        const plan = planSandbox(task, model, this.deps.config.sandbox.delayMs);
-        await this.deps.store.replace({ ...task, state: 'processing', route: { id: route.id } }, ['pending']);
-        await this.schedule(task.taskId, 'finish', plan.delayMs);
-        return;
-      }
-      try {
-        const upstream = await submitUpstream(route, model.id, task.prepared.input);
-        await this.deps.store.replace(
-          {
-            ...task,
-            state: 'processing',
-            route: { id: route.id, upstreamTaskId: upstream.taskId, polls: 0 },
-          },
-          ['pending'],
-        );
-        await this.schedule(
-          task.taskId,
-          'poll',
-          route.firstPollMs ?? task.prepared.polling.firstPollSeconds * 1000,
-        );
-        return;
-      } catch (err) {
-        if (!(err instanceof RelayError)) throw err;
-        failures.push(err.message);
-        if (!err.retryable) break;
-        this.deps.logger.warn(
-          { taskId: task.taskId, route: route.id, reason: err.message },
-          'relay route failed; trying the next',
-        );
-      }
-    }
-    await this.complete(task, model, {
-      state: 'failed',
-      failCode: upstreamFailCode(model),
-      failMsg: failures.join('; ') || 'No route could run the task',
-    });
-  }
-
-  /** Follows a relayed task upstream at the model's polling interval and mirrors its outcome. */
-  private async poll(task: TaskRecord, model: TaskModel): Promise<void> {
-    const route = model.routes.find((r) => r.id === task.route?.id);
-    if (!route || !task.route?.upstreamTaskId) throw new Error(`task ${task.taskId} has no upstream to poll`);
-    const polls = (task.route.polls ?? 0) + 1;
-    const interval = route.pollIntervalMs ?? task.prepared.polling.intervalSeconds * 1000;
-    let upstream;
-    try {
-      upstream = await pollUpstream(route, model.id, task.route.upstreamTaskId);
-    } catch (err) {
-      if (!(err instanceof RelayError) || !err.retryable || polls >= MAX_POLLS) {
-        return this.complete(task, model, {
-          state: 'failed',
-          failCode: upstreamFailCode(model),
-          failMsg: (err as Error).message,
-        });
-      }
-      upstream = undefined;
-    }
-    if (upstream?.state === 'success') {
-      const { resultUrls } = JSON.parse(upstream.resultJson ?? '{"resultUrls":[]}') as {
-        resultUrls: string[];
-      };
-      return this.complete(task, model, {
-        state: 'success',
-        resultUrls,
-        outputSeconds: upstream.billing?.outputVideoSeconds ?? task.prepared.output.seconds,
-      });
-    }
-    if (upstream?.state === 'failed') {
-      return this.complete(task, model, {
-        state: 'failed',
-        failCode: upstream.failCode ?? upstreamFailCode(model),
-        failMsg: upstream.failMsg ?? 'Upstream failure',
-      });
-    }
-    if (polls >= MAX_POLLS) {
-      return this.complete(task, model, {
-        state: 'failed',
-        failCode: upstreamFailCode(model),
-        failMsg: 'Upstream did not finish in time',
-      });
-    }
-    await this.deps.store.replace({ ...task, route: { ...task.route, polls } }, ['processing']);
-    await this.schedule(task.taskId, 'poll', interval, polls);
-  }
-
-  private sandboxSuccess(task: TaskRecord, outcome: { media: string; outputSeconds?: number }): Outcome {
-    const at = this.deps.clock.now();
-    const url = this.deps.signer.url(task.taskId, `0.${outcome.media}`, at + RESULT_URL_LIFETIME_MS);
-    return { state: 'success', resultUrls: [url], outputSeconds: outcome.outputSeconds };
-  }
-
-  /** Writes the terminal state once (compare-and-set), then settles money and tells the listeners. */
-  private async complete(task: TaskRecord, model: TaskModel, outcome: Outcome): Promise<void> {
+  /**
+   * The one way a running task ends (the worker calls it with its provider's outcome): writes the terminal state
+   * once (compare-and-set), then settles money and tells the listeners.
+   */
+  async complete(task: TaskRecord, model: TaskModel, outcome: JobOutcome): Promise<void> {
     const completeTime = this.deps.clock.now();
     const base = { ...task, completeTime, costTime: completeTime - task.createTime };
     let terminal: TaskRecord;
@@ -490,17 +313,10 @@ export class TaskService {
     await this.afterTerminal(terminal, model);
   }
 
-  private async afterTerminal(task: TaskRecord, model: TaskModel): Promise<void> {
+  /** Money and notifications of a terminal task; idempotent, so a retried job may run it again. */
+  async afterTerminal(task: TaskRecord, model: TaskModel): Promise<void> {
     await this.settle(task, model);
     for (const listener of this.listeners) await listener(task);
-  }
-
-  private schedule(taskId: string, step: ProgressJob['step'], delayMs: number, n = 0): Promise<void> {
-    return this.deps.scheduler.enqueue<ProgressJob>(
-      PROGRESS_QUEUE,
-      { taskId, step },
-      { jobId: `${taskId}:${step}:${n}`, delayMs },
-    );
   }
 
   /** Refunds a failed task in full and a smart-duration task's unused pre-charge; idempotent per task. */
@@ -520,7 +336,7 @@ export class TaskService {
   private insufficient(prepared: PreparedTask, balanceUsd: number): ApiError {
     return new ApiError(
       'insufficient_balance',
-      `Insufficient balance: this task costs ${prepared.chargeMicros / 1_000_000} USD and the account holds ${balanceUsd} USD`,
+      `Insufficient balance: this task costs ${microsToUsd(prepared.chargeMicros)} USD and the account holds ${balanceUsd} USD`,
     );
   }
 }

@@ -11,6 +11,9 @@ export interface BatchLink {
 
 export type TaskState = 'pending' | 'processing' | 'success' | 'failed';
 
+/** Not yet terminal. */
+export const isActive = (state: TaskState) => state === 'pending' || state === 'processing';
+
 export interface TaskRecord {
   taskId: string;
   accountId: string;

@@ -1,3 +1,4 @@
+import { microsToUsd } from '../money';
 import type { TaskRecord } from './types';
 
 /**
@@ -39,7 +40,7 @@ export function taskView(task: TaskRecord): Record<string, unknown> {
   return {
     ...statusRecord(task),
     model: task.model,
-    chargeUsd: task.prepared.chargeMicros / 1_000_000,
+    chargeUsd: microsToUsd(task.prepared.chargeMicros),
     requestType: task.requestType,
     ...(task.batch ? { batchId: task.batch.batchId, clientItemId: task.batch.clientItemId } : {}),
   };

@@ -6,6 +6,7 @@ import type { Metrics } from '../observability/metrics';
 import type { OutboundClient } from '../outbound/types';
 import type { WebhookScheme } from '../accounts/store';
 import type { WebhookSecrets } from './secrets';
+import { DestinationSlots } from './destinations';
 import { genwayHeaderNames, signatureHeaders, type HeaderNames } from './signing';
 import { ApiError } from '../errors';
 import { newAccountId } from '../ids';
@@ -71,8 +72,7 @@ export class DeliveryEngine implements Deliveries {
   private readonly policies: Record<DeliveryRequest['kind'], Policy>;
   private readonly headers: HeaderNames;
   /** Attempts in flight in this process per destination (URL origin). */
-  private readonly busy = new Map<string, number>();
-  private readonly perDestination: number;
+  private readonly slots: DestinationSlots;
 
   constructor(
     private readonly deps: {
@@ -90,7 +90,7 @@ export class DeliveryEngine implements Deliveries {
     },
   ) {
     const { callbacks, webhooks } = deps.config;
-    this.perDestination = webhooks.perDestinationConcurrency;
+    this.slots = new DestinationSlots(webhooks.perDestinationConcurrency);
     this.policies = {
       // The spec asks a callback receiver for exactly 200; a webhook receiver for any 2xx.
       callback: {
@@ -190,20 +190,18 @@ export class DeliveryEngine implements Deliveries {
 
   /**
    * Fairness: one destination (URL origin) holds at most `webhooks.perDestinationConcurrency` of this worker's job
-   * slots. An attempt for a destination already at its share is put off (the same attempt, re-enqueued with a growing
-   * delay) instead of waiting in a slot, so a receiver that is slow or never answers delays only its own deliveries.
+   * slots. An attempt for a destination already at its share waits briefly when that receiver answers fast, and is
+   * otherwise put off (the same attempt, re-enqueued with a growing delay) instead of waiting in a slot, so a receiver
+   * that is slow or never answers delays only its own deliveries (destinations.ts).
    */
   private async run(job: DeliveryJob): Promise<void> {
     const destination = destinationOf(job.request.url);
-    const inFlight = this.busy.get(destination) ?? 0;
-    if (inFlight >= this.perDestination) return this.defer(job);
-    this.busy.set(destination, inFlight + 1);
+    const slot = await this.slots.acquire(destination);
+    if (!slot) return this.defer(job);
     try {
       await this.attempt(job);
     } finally {
-      const left = (this.busy.get(destination) ?? 1) - 1;
-      if (left > 0) this.busy.set(destination, left);
-      else this.busy.delete(destination);
+      slot.release();
     }
   }
 

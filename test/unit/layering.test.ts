@@ -42,3 +42,19 @@ test('the check sees a crossing when there is one', () => {
   const wired = relativeImports(path.join(SRC, 'services.ts')).filter((t) => t.startsWith(STORE));
   expect(wired.length).toBeGreaterThan(0);
 });
+
+test('tasks reach providers only through the Provider interface', () => {
+  // The task service and worker know `Provider` (src/providers/index.ts); no branch names the sandbox or the relay.
+  const TASKS = path.join(SRC, 'tasks');
+  const PROVIDERS = path.join(SRC, 'providers');
+  const reaching: string[] = [];
+  for (const file of sources(TASKS)) {
+    for (const target of relativeImports(file)) {
+      if (target.startsWith(PROVIDERS + path.sep))
+        reaching.push(`${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`);
+    }
+    if (/provider === '(sandbox|relay)'/.test(readFileSync(file, 'utf8')))
+      reaching.push(`${path.relative(SRC, file)} branches on a provider`);
+  }
+  expect(reaching).toEqual([]);
+});

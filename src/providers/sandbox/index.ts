@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskModel } from '../../catalog/types';
+import type { Clock } from '../../clock';
+import { RESULT_URL_LIFETIME_MS, type FileSigner } from '../../files/signer';
 import type { TaskRecord } from '../../tasks/types';
+import type { JobProgress, Provider } from '../types';
 
 /** Prompt markers that drive the sandbox (DESIGN.md). */
 const FAIL = /\[sandbox:fail=([^\]]+)\]/;
@@ -79,4 +82,26 @@ export function planSandbox(task: TaskRecord, model: TaskModel, defaultDelayMs: 
     outputSeconds = marker ? Number(marker[1]) : derivedOutputSeconds(prompt);
   }
   return { delayMs, outcome: { state: 'success', media, outputSeconds } };
+}
+
+/**
+ * The built-in sandbox: no upstream, no I/O. A task is "running" until its planned delay has passed, and its
+ * outcome comes from the prompt markers; a success serves a signed URL to a real placeholder file.
+ */
+export function sandboxProvider(deps: { signer: FileSigner; clock: Clock; delayMs: number }): Provider {
+  return {
+    startsInline: true,
+    start: (task, model) => ({ firstCheckMs: planSandbox(task, model, deps.delayMs).delayMs }),
+    async check(task, model): Promise<JobProgress> {
+      const { outcome } = planSandbox(task, model, deps.delayMs);
+      if (outcome.state === 'failed') return outcome;
+      const at = deps.clock.now();
+      const url = deps.signer.url(task.taskId, `0.${outcome.media}`, at + RESULT_URL_LIFETIME_MS);
+      return { state: 'success', resultUrls: [url], outputSeconds: outcome.outputSeconds };
+    },
+    // Nothing runs anywhere: a cancelled task's scheduled check finds it terminal and ends there.
+    cancel: async () => undefined,
+    // Never asked: a sandbox check is always terminal.
+    checkIntervalMs: () => deps.delayMs,
+  };
 }
