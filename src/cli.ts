@@ -47,6 +47,7 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
   const { logger } = services;
   const app = buildApp(services);
   const running = await listen(app, config.server, logger);
+  services.signer.useBoundPort(running.port);
   if (withWorker) startWorkers(services);
   logger.info(
     { port: running.port, host: config.server.host, store: services.store.kind, worker: withWorker },

@@ -32,7 +32,8 @@ export const configSchema = z.strictObject({
   server: z.strictObject({
     port: z.number().int().min(0).max(65535),
     host: z.string().min(1),
-    publicUrl: url,
+    /** Base of result-file URLs; unset = this server's own address (`derivedPublicUrl`). */
+    publicUrl: url.optional(),
     bodyLimitBytes: z.number().int().positive(),
     shutdownGraceMs: ms,
     trustProxy: z.boolean(),
@@ -128,21 +129,38 @@ export const configSchema = z.strictObject({
 });
 
 /** Rules between keys: replicas on one Redis must share the key that signs URLs and encrypts secrets. */
-export const checkedConfigSchema = configSchema.superRefine((config, ctx) => {
-  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['server', 'headersTimeoutMs'],
-      message: 'must not exceed server.requestTimeoutMs (the headers are part of the request)',
-    });
-  }
-  if (config.store.redisUrl && !config.security.secretsKey) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['security', 'secretsKey'],
-      message: 'is required when store.redisUrl is set (GENWAY_SECRETS_KEY): replicas share it',
-    });
-  }
-});
+export const checkedConfigSchema = configSchema
+  .superRefine((config, ctx) => {
+    if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'headersTimeoutMs'],
+        message: 'must not exceed server.requestTimeoutMs (the headers are part of the request)',
+      });
+    }
+    if (config.store.redisUrl && !config.security.secretsKey) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['security', 'secretsKey'],
+        message: 'is required when store.redisUrl is set (GENWAY_SECRETS_KEY): replicas share it',
+      });
+    }
+  })
+  .transform((config) => ({
+    ...config,
+    server: {
+      ...config.server,
+      publicUrl: config.server.publicUrl ?? derivedPublicUrl(config.server.host, config.server.port),
+    },
+  }));
 
-export type Config = z.infer<typeof configSchema>;
+/**
+ * The default of server.publicUrl: the address the server binds, as a client on this machine reaches it (a wildcard
+ * host is reached on loopback). Behind a proxy, in a container or with separate workers, set the real one.
+ */
+export function derivedPublicUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+export type Config = z.output<typeof checkedConfigSchema>;

@@ -12,7 +12,7 @@ export class FileSigner {
 
   constructor(
     secretsKey: string | undefined,
-    private readonly publicUrl: string,
+    private publicUrl: string,
   ) {
     this.key = secretsKey
       ? createHmac('sha256', secretsKey).update('genway:result-files').digest()
@@ -21,6 +21,17 @@ export class FileSigner {
 
   private signature(taskId: string, name: string, expiresAt: number): Buffer {
     return createHmac('sha256', this.key).update(`${taskId}/${name}:${expiresAt}`).digest();
+  }
+
+  /**
+   * A server started on port 0 learns its port when it binds: a derived base (`http://127.0.0.1:0`) takes it then.
+   * A configured publicUrl never has port 0 and is left as it is.
+   */
+  useBoundPort(port: number): void {
+    const base = new URL(this.publicUrl);
+    if (base.port !== '0') return;
+    base.port = String(port);
+    this.publicUrl = base.origin;
   }
 
   url(taskId: string, name: string, expiresAt: number): string {

@@ -49,6 +49,33 @@ describe('the genway process', () => {
     }
   });
 
+  test('result URLs point at the port it was started on when no publicUrl is set', async () => {
+    const port = 20000 + Math.floor(Math.random() * 20000);
+    const p = startGenway(['serve'], { PORT: String(port), GENWAY_CONFIG: undefined });
+    try {
+      const [, key] = await p.waitFor(/Bearer (gwk_[A-Za-z0-9_-]+)/);
+      const base = `http://127.0.0.1:${port}`;
+      const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const submit = await fetch(`${base}/api/v1/generateTask/image-gen`, {
+        method: 'POST',
+        headers: { ...auth, prefer: 'wait=30' },
+        body: JSON.stringify({ input: { mode: 'text-to-image', prompt: '[sandbox:delay=10] fox' } }),
+      });
+      const { taskId } = (await submit.json()).data;
+      const status = await fetch(`${base}/api/v1/statusTask/image-gen?taskId=${taskId}`, {
+        headers: { ...auth, prefer: 'wait=30' },
+      });
+      const [url] = JSON.parse((await status.json()).data.resultJson).resultUrls as string[];
+      expect(new URL(url).origin).toBe(base);
+      const file = await fetch(url);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-type')).toBe('image/png');
+    } finally {
+      p.kill();
+      await p.exited;
+    }
+  });
+
   test('SIGTERM lets an in-flight request finish, then the process exits 0', async () => {
     const p = startGenway(['serve'], { PORT: '0', GENWAY_ADMIN_TOKEN: ADMIN });
     const port = await listeningPort(p);

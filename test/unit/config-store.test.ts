@@ -93,3 +93,16 @@ describe('Redis key layout', () => {
     expect(idTag(newAccountId('task', 'legacy-account'))).toBe(accountTag('legacy-account'));
   });
 });
+
+describe('server.publicUrl', () => {
+  test.each([
+    [{}, 'http://127.0.0.1:8080'],
+    [{ PORT: '9090' }, 'http://127.0.0.1:9090'],
+    [{ HOST: '0.0.0.0', PORT: '3000' }, 'http://127.0.0.1:3000'],
+    [{ HOST: '::', PORT: '3000' }, 'http://[::1]:3000'],
+    [{ HOST: '10.1.2.3' }, 'http://10.1.2.3:8080'],
+    [{ PORT: '9090', GENWAY_PUBLIC_URL: 'https://genway.example.com' }, 'https://genway.example.com'],
+  ])('%j gives %s', (env, expected) => {
+    expect(loadConfig({ env }).server.publicUrl).toBe(expected);
+  });
+});
