@@ -135,7 +135,8 @@ describe('relay provider', () => {
       expect(status.state).toBe('success');
       expect(task.route?.id).toBe('good');
       const [url] = JSON.parse(status.resultJson).resultUrls;
-      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8080\/files\/task_/);
+      // Genway's own result URL (publicUrl derived from the harness's host and unbound port 0), not the upstream's.
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:0\/files\/task_/);
       expect(balance).toBeCloseTo(10 - 0.0424, 6);
       expect(await up1.balance()).toBeCloseTo(before - 0.0424, 6);
     } finally {
