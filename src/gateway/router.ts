@@ -7,12 +7,7 @@ import type { AccountsService, AuthContext } from '../accounts/service';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
-import {
-  admit,
-  presentedKey as keyInAuthorization,
-  vendorAuthMessages,
-  type AuthMessages,
-} from '../http/auth';
+import { admit, keyInAuthorization, vendorAuthMessages, type AuthMessages } from '../http/auth';
 import { logServerError, unexpectedError } from '../http/errors';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';

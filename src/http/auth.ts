@@ -25,7 +25,7 @@ export function bearerToken(header: string | undefined): string | undefined {
  * The API key a client presented in `Authorization`: the Bearer token, or else the header's whole value, so a key
  * sent without the scheme is refused as malformed (naming the expected form) rather than as missing.
  */
-export function presentedKey(header: string | undefined): string | undefined {
+export function keyInAuthorization(header: string | undefined): string | undefined {
   return bearerToken(header) ?? (header?.trim() || undefined);
 }
 
@@ -85,7 +85,7 @@ export function vendorAuthMessages(carriers: readonly string[]): AuthMessages {
 /** Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. */
 export function requireApiKey(admission: Admission): RequestHandler {
   return async (req, res, next) => {
-    res.locals.auth = await admit(admission, presentedKey(req.headers.authorization));
+    res.locals.auth = await admit(admission, keyInAuthorization(req.headers.authorization));
     next();
   };
 }

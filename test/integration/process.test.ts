@@ -61,11 +61,12 @@ describe('the genway process', () => {
         headers: { ...auth, prefer: 'wait=30' },
         body: JSON.stringify({ input: { mode: 'text-to-image', prompt: '[sandbox:delay=10] fox' } }),
       });
-      const { taskId } = (await submit.json()).data;
+      const { taskId } = ((await submit.json()) as { data: { taskId: string } }).data;
       const status = await fetch(`${base}/api/v1/statusTask/image-gen?taskId=${taskId}`, {
         headers: { ...auth, prefer: 'wait=30' },
       });
-      const [url] = JSON.parse((await status.json()).data.resultJson).resultUrls as string[];
+      const { resultJson } = ((await status.json()) as { data: { resultJson: string } }).data;
+      const [url] = (JSON.parse(resultJson) as { resultUrls: string[] }).resultUrls;
       expect(new URL(url).origin).toBe(base);
       const file = await fetch(url);
       expect(file.status).toBe(200);
