@@ -14,6 +14,7 @@ import { healthRouter } from './http/health';
 import { requestContext } from './http/request-context';
 import { closingWriteHead } from './http/server';
 import './http/locals';
+import { publicHttpsUrlProblem } from './outbound/addresses';
 import type { Services } from './services';
 
 /** The request handler, and what answers an HTTP upgrade (the gateway's WebSocket routes). */
@@ -47,6 +48,9 @@ export function buildApp(services: Services): App {
             return store.usage.get(keyId);
           },
         },
+        reports: services.usageReports,
+        budgets: services.budgets,
+        urlProblem: (url) => publicHttpsUrlProblem(url, config.security.allowPrivateTargets),
         token: config.admin.token,
         bodyLimitBytes: config.server.bodyLimitBytes,
       }),
@@ -68,7 +72,13 @@ export function buildApp(services: Services): App {
     }),
   );
   // Single tasks first: the busiest routes are matched before the rest are tried (no paths overlap).
-  api.use(tasksRouter({ tasks: services.tasks, bodyLimitBytes: config.server.bodyLimitBytes }));
+  api.use(
+    tasksRouter({
+      tasks: services.tasks,
+      bodyLimitBytes: config.server.bodyLimitBytes,
+      tracing: services.tracing,
+    }),
+  );
   api.use(balanceRouter(services));
   api.use(modelsRouter(services));
   api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));

@@ -1,4 +1,7 @@
 import { AccountsService } from './accounts/service';
+import { BudgetGuard, Budgets } from './accounts/budgets';
+import { UsageReports } from './accounts/usage-report';
+import { budgetNotifier } from './webhooks/budget-events';
 import { BatchService } from './batches/service';
 import { createCatalog, type Catalog } from './catalog';
 import { systemClock, type Clock } from './clock';
@@ -10,6 +13,7 @@ import { type Scheduler } from './jobs';
 import { createMediaProbe } from './media/probe';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
+import { createTracing, type Tracing } from './observability/tracing';
 import { publicHttpsUrlProblem } from './outbound/addresses';
 import { createOutboundClient } from './outbound/client';
 import type { MediaProbe, OutboundClient } from './outbound/types';
@@ -41,6 +45,11 @@ export interface Services {
   webhookSecrets: WebhookSecrets;
   deliveries: DeliveryEngine;
   gateway: Gateway;
+  budgets: Budgets;
+  budgetGuard: BudgetGuard;
+  usageReports: UsageReports;
+  /** OpenTelemetry traces; undefined (and free) unless `tracing.otlpEndpoint` is set. */
+  tracing?: Tracing;
 }
 
 export interface ServiceOverrides {
@@ -113,7 +122,16 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     ttlMs: config.batches.ttlMs,
   });
-  const gateway = createGateway({ config, accounts, store, metrics, logger });
+  const tracing = createTracing(config.tracing, logger);
+  // Embedded mode reads budgets in process on every call; replicas share them through Redis, read again each second.
+  const budgetGuard = new BudgetGuard(store.accounts, clock, store.kind === 'memory' ? 0 : 1000);
+  const budgets = new Budgets(store.accounts, clock, budgetGuard);
+  accounts.onBudgetEvent((event) => budgetGuard.note(event));
+  accounts.onBudgetEvent(
+    budgetNotifier({ accounts, deliveries, logger, defaultUrl: config.budgets.webhookUrl ?? null }),
+  );
+  const gateway = createGateway({ config, accounts, store, metrics, logger, tracing, budgetGuard });
+  const usageReports = new UsageReports(store.accounts, clock, () => gateway.flushUsage());
   return {
     config,
     clock,
@@ -132,6 +150,10 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     webhookSecrets,
     deliveries,
     gateway,
+    budgets,
+    budgetGuard,
+    usageReports,
+    tracing,
   };
 }
 
@@ -145,6 +167,10 @@ export async function closeServices(
   jobsGraceMs?: number,
 ): Promise<{ abandoned: boolean }> {
   await services.gateway.close();
+  // The spans of the calls just ended go out before the process does.
+  await services.tracing
+    ?.shutdown()
+    .catch((err: unknown) => services.logger.warn({ err }, 'flushing traces at shutdown failed'));
   const { abandoned } = await services.scheduler.close(jobsGraceMs);
   if (abandoned) return { abandoned };
   await services.outbound.close();

@@ -3,7 +3,21 @@ import type { Clock } from '../clock';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { microsToUsd, usdToMicros } from '../money';
-import type { AccountPatch, AccountStore, KeyRecord, LedgerEntry, WebhookScheme } from './store';
+import type { AccountPatch, AccountStore, KeyRecord, LedgerEntry, PostRequest, WebhookScheme } from './store';
+import {
+  keyScope,
+  type Budget,
+  type BudgetEvent,
+  type BudgetRefusal,
+  type BudgetState,
+  type UsageAttribution,
+} from './usage';
+
+const budgetOf = ({ period, limitMicros, softPercent }: BudgetState): Budget => ({
+  period,
+  limitMicros,
+  softPercent,
+});
 import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */
@@ -21,27 +35,59 @@ export interface AuthContext {
   readonly rateLimit: Readonly<RateLimit> | null;
 }
 
-export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked';
+export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired';
 
 export interface KeyView {
   keyId: string;
   name: string;
+  /** The key's first characters (`gwk_` and 8 more); the key itself is never shown again. */
+  prefix: string | null;
   models: string[] | null;
   rateLimit: RateLimit | null;
+  metadata: Record<string, unknown> | null;
   createdAt: number;
+  status: 'active' | 'expired' | 'revoked';
   revoked: boolean;
+  /** ISO 8601, null = never. */
+  expiresAt: string | null;
+  /** ISO 8601 to the minute; null = never used. */
+  lastUsedAt: string | null;
+  rotatedFrom: string | null;
 }
 
-function keyView(key: KeyRecord): KeyView {
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function keyView(key: KeyRecord, now: number): KeyView {
+  const expired = key.expiresAt !== null && now >= key.expiresAt;
   return {
     keyId: key.keyId,
     name: key.name,
+    prefix: key.prefix,
     models: key.models,
     rateLimit: key.rateLimit,
+    metadata: key.metadata,
     createdAt: key.createdAt,
+    status: key.revokedAt !== null ? 'revoked' : expired ? 'expired' : 'active',
     revoked: key.revokedAt !== null,
+    expiresAt: iso(key.expiresAt),
+    lastUsedAt: iso(key.lastUsedAt),
+    rotatedFrom: key.rotatedFrom,
   };
 }
+
+export interface KeyOptions {
+  name?: string;
+  models?: string[];
+  rateLimit?: RateLimit;
+  /** ms since the epoch. */
+  expiresAt?: number;
+  metadata?: Record<string, unknown>;
+}
+
+/** How many characters of a key listings show: `gwk_` and 8 of its 43 random ones (48 bits: not a guess). */
+const PREFIX_LENGTH = 12;
+/** lastUsedAt is written at most this often per key and process. */
+const TOUCH_MS = 60_000;
 
 /** How long a hot path may reuse a key's record; revocation is still checked on every call (the key gate). */
 const RECALL_MS = 60_000;
@@ -50,6 +96,9 @@ const RECALL_MAX = 10_000;
 export class AccountsService {
   /** Recently authenticated keys by hash: only fields a key never changes (revocation is not one of them). */
   private readonly recalled = new Map<string, Recalled & { until: number }>();
+  /** When this process last wrote each key's lastUsedAt, by hash. */
+  private readonly touched = new Map<string, number>();
+  private readonly budgetListeners: ((event: BudgetEvent) => void)[] = [];
 
   constructor(
     private readonly store: AccountStore,
@@ -69,7 +118,8 @@ export class AccountsService {
       webhookScheme: settings.webhookScheme ?? 'genway',
     });
     const micros = usdToMicros(balanceUsd);
-    if (micros > 0) await this.post(accountId, 'credit', micros, `initial:${accountId}`);
+    if (micros > 0)
+      await this.post({ accountId, kind: 'credit', amountMicros: micros, reference: `initial:${accountId}` });
     return { accountId };
   }
 
@@ -84,9 +134,27 @@ export class AccountsService {
       name: account.name,
       createdAt: account.createdAt,
       webhookScheme: account.webhookScheme,
+      budgetWebhookUrl: account.budgetWebhookUrl ?? null,
       balanceUsd: microsToUsd(balance ?? 0),
-      keys: keys.map(keyView),
+      keys: keys.map((k) => keyView(k, this.clock.now())),
     };
+  }
+
+  /** GET /admin/v1/accounts: every account with its balance. */
+  async listAccounts() {
+    const accounts = await this.store.listAccounts();
+    return accounts.map(({ balanceMicros, ...a }) => ({ ...a, balanceUsd: microsToUsd(balanceMicros) }));
+  }
+
+  async listKeys(accountId: string): Promise<KeyView[]> {
+    await this.requireAccount(accountId);
+    const now = this.clock.now();
+    return (await this.store.listKeys(accountId)).map((k) => keyView(k, now));
+  }
+
+  async describeKey(keyId: string): Promise<KeyView & { accountId: string }> {
+    const key = await this.requireKey(keyId);
+    return { ...keyView(key, this.clock.now()), accountId: key.accountId };
   }
 
   /** PATCH /admin/v1/accounts/{accountId}: changes the given settings, then describes the account. */
@@ -94,6 +162,11 @@ export class AccountsService {
     if (!(await this.store.updateAccount(accountId, patch)))
       throw new ApiError('not_found', `No account with accountId ${accountId}`);
     return this.describeAccount(accountId);
+  }
+
+  /** Where the account's budget events go; null = the configured default. */
+  async budgetWebhookUrl(accountId: string): Promise<string | null> {
+    return (await this.store.getAccount(accountId))?.budgetWebhookUrl ?? null;
   }
 
   /** How the account's deliveries are signed (the spec's scheme when the account is unknown). */
@@ -108,15 +181,24 @@ export class AccountsService {
     reference = newId('credit'),
   ): Promise<{ balanceUsd: number }> {
     await this.requireAccount(accountId);
-    const entry = await this.post(accountId, 'credit', usdToMicros(amountUsd), reference);
+    const entry = await this.post({
+      accountId,
+      kind: 'credit',
+      amountMicros: usdToMicros(amountUsd),
+      reference,
+    });
     return { balanceUsd: microsToUsd(entry.balanceAfterMicros) };
   }
 
   async createKey(
     accountId: string,
-    options: { name?: string; models?: string[]; rateLimit?: RateLimit },
+    options: KeyOptions,
+    rotatedFrom: string | null = null,
   ): Promise<{ keyId: string; key: string }> {
     await this.requireAccount(accountId);
+    const now = this.clock.now();
+    if (options.expiresAt !== undefined && options.expiresAt <= now)
+      throw new ApiError('invalid_request', 'body.expiresAt: must be in the future');
     const { key, hash } = generateApiKey();
     const keyId = newId('key');
     await this.store.insertKey({
@@ -126,15 +208,59 @@ export class AccountsService {
       hash,
       models: options.models ?? null,
       rateLimit: options.rateLimit ?? null,
-      createdAt: this.clock.now(),
+      createdAt: now,
       revokedAt: null,
+      expiresAt: options.expiresAt ?? null,
+      lastUsedAt: null,
+      prefix: key.slice(0, PREFIX_LENGTH),
+      metadata: options.metadata ?? null,
+      rotatedFrom,
     });
     return { keyId, key };
+  }
+
+  /**
+   * POST /admin/v1/keys/{keyId}/rotate: a new key with the old one's name, allow-list, limit and metadata (and its
+   * budget); the old key keeps working for `graceSeconds`, then is refused like a revoked one.
+   */
+  async rotateKey(
+    keyId: string,
+    graceSeconds: number,
+    expiresAt?: number,
+  ): Promise<{ keyId: string; key: string; rotatedFrom: string; oldKeyExpiresAt: string }> {
+    const old = await this.requireKey(keyId);
+    const now = this.clock.now();
+    if (old.revokedAt !== null) throw new ApiError('conflict', `Key ${keyId} is revoked: nothing to rotate`);
+    if (old.expiresAt !== null && now >= old.expiresAt)
+      throw new ApiError('conflict', `Key ${keyId} has expired: nothing to rotate`);
+    const created = await this.createKey(
+      old.accountId,
+      {
+        name: old.name,
+        ...(old.models ? { models: old.models } : {}),
+        ...(old.rateLimit ? { rateLimit: old.rateLimit } : {}),
+        ...(old.metadata ? { metadata: old.metadata } : {}),
+        ...(expiresAt !== undefined ? { expiresAt } : {}),
+      },
+      keyId,
+    );
+    const budget = (await this.store.budgetStates(old.accountId, now)).find(
+      (b) => b.scope === keyScope(keyId),
+    );
+    if (budget) await this.store.setBudget(old.accountId, keyScope(created.keyId), budgetOf(budget));
+    const expired = await this.store.expireKey(keyId, now + graceSeconds * 1000);
+    this.forgetKey(old.hash);
+    return {
+      ...created,
+      rotatedFrom: keyId,
+      oldKeyExpiresAt: new Date(expired?.expiresAt ?? now).toISOString(),
+    };
   }
 
   async revokeKey(keyId: string): Promise<{ keyId: string; revoked: true }> {
     const key = await this.store.revokeKey(keyId, this.clock.now());
     if (!key) throw new ApiError('not_found', `No key with keyId ${keyId}`);
+    this.forgetKey(key.hash);
     return { keyId, revoked: true };
   }
 
@@ -160,6 +286,7 @@ export class AccountsService {
     const key = await this.store.findKeyByHash(hash);
     if (!key) return 'unknown';
     if (key.revokedAt !== null) return 'revoked';
+    if (key.expiresAt !== null && now >= key.expiresAt) return 'expired';
     // Shared by every request of this key until it expires: frozen, so no caller can change another's view.
     const auth: AuthContext = Object.freeze({
       keyId: key.keyId,
@@ -178,13 +305,34 @@ export class AccountsService {
     this.recalled.delete(hash);
   }
 
+  private forgetKey(hash: string): void {
+    this.recalled.delete(hash);
+    this.touched.delete(hash);
+  }
+
+  /** An admitted call: the key's lastUsedAt, written at most once a minute per key and process, off the call's path. */
+  noteUse(hash: string): void {
+    const now = this.clock.now();
+    const last = this.touched.get(hash);
+    if (last !== undefined && now - last < TOUCH_MS) return;
+    if (this.touched.size >= RECALL_MAX) this.touched.clear();
+    this.touched.set(hash, now);
+    // Best effort: a lost write only makes lastUsedAt a minute older.
+    this.store.touchKey(hash, now).catch(() => this.touched.delete(hash));
+  }
+
   async balanceUsd(accountId: string): Promise<number> {
     return microsToUsd((await this.store.balanceMicros(accountId)) ?? 0);
   }
 
   /** Takes money or throws 402; idempotent per reference (a retried charge is taken once). */
-  async charge(accountId: string, amountMicros: number, reference: string): Promise<LedgerEntry> {
-    return this.post(accountId, 'charge', amountMicros, reference);
+  async charge(
+    accountId: string,
+    amountMicros: number,
+    reference: string,
+    usage?: UsageAttribution,
+  ): Promise<LedgerEntry> {
+    return this.post({ accountId, kind: 'charge', amountMicros, reference, usage });
   }
 
   /**
@@ -195,9 +343,10 @@ export class AccountsService {
     accountId: string,
     amountMicros: number,
     reference: string,
+    usage?: UsageAttribution,
   ): Promise<LedgerEntry | null> {
     try {
-      return await this.post(accountId, 'charge', amountMicros, reference, true);
+      return await this.post({ accountId, kind: 'charge', amountMicros, reference, usage, atMost: true });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'insufficient_balance') return null;
       throw err;
@@ -205,25 +354,37 @@ export class AccountsService {
   }
 
   /** Gives money back; idempotent per reference, so a retried refund never pays twice. */
-  async refund(accountId: string, amountMicros: number, reference: string): Promise<LedgerEntry> {
-    return this.post(accountId, 'refund', amountMicros, reference);
+  async refund(
+    accountId: string,
+    amountMicros: number,
+    reference: string,
+    usage?: UsageAttribution,
+  ): Promise<LedgerEntry> {
+    return this.post({ accountId, kind: 'refund', amountMicros, reference, usage });
   }
 
   ledger(accountId: string): Promise<LedgerEntry[]> {
     return this.store.ledger(accountId);
   }
 
-  private async post(
-    accountId: string,
-    kind: LedgerEntry['kind'],
-    amountMicros: number,
-    reference: string,
-    atMost = false,
-  ): Promise<LedgerEntry> {
-    const at = this.clock.now();
-    const result = await this.store.post({ accountId, kind, amountMicros, reference, at, atMost });
+  /** Called with every budget threshold a posting crossed (once per budget, level and period). */
+  onBudgetEvent(listener: (event: BudgetEvent) => void): void {
+    this.budgetListeners.push(listener);
+  }
+
+  /** Hands a posting's budget events to the listeners (a task's charge is posted by the task store). */
+  budgetEvents(events: BudgetEvent[] | undefined): void {
+    if (!events) return;
+    for (const event of events) for (const listener of this.budgetListeners) listener(event);
+  }
+
+  private async post(request: Omit<PostRequest, 'at'>): Promise<LedgerEntry> {
+    const { accountId, amountMicros } = request;
+    const result = await this.store.post({ ...request, at: this.clock.now() });
     switch (result.status) {
       case 'applied':
+        this.budgetEvents(result.budgetEvents);
+        return result.entry;
       case 'duplicate':
         return result.entry;
       case 'insufficient_balance':
@@ -231,6 +392,8 @@ export class AccountsService {
           'insufficient_balance',
           `Insufficient balance: this needs ${microsToUsd(amountMicros)} USD and the account holds ${microsToUsd(result.balanceMicros)} USD`,
         );
+      case 'over_budget':
+        throw budgetError(result.budget);
       case 'unknown_account':
         throw new ApiError('not_found', `No account with accountId ${accountId}`);
     }
@@ -248,4 +411,13 @@ export function assertModelAllowed(auth: AuthContext, model: string): void {
   if (auth.models !== null && !auth.models.includes(model)) {
     throw new ApiError('forbidden', `This API key has no access to model ${model}`);
   }
+}
+
+/** The 402 of a call that would start over a hard budget (the caller renders it: envelope or vendor shape). */
+export function budgetError(budget: BudgetRefusal): ApiError {
+  const whose = budget.scope === 'account' ? 'this account' : 'this API key';
+  return new ApiError(
+    'insufficient_balance',
+    `Budget exceeded: ${whose} has spent ${microsToUsd(budget.spentMicros)} of its ${microsToUsd(budget.limitMicros)} USD ${budget.period === 'day' ? 'daily' : 'monthly'} budget (${budget.stamp}, UTC)`,
+  );
 }

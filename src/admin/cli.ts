@@ -4,19 +4,29 @@ const HELP = `genway admin: the admin API from a terminal.
 Environment: GENWAY_URL (default http://127.0.0.1:8080), GENWAY_ADMIN_TOKEN (required).
 
   genway admin accounts create --name NAME [--balance USD]
+  genway admin accounts list
   genway admin accounts get ACCOUNT_ID
   genway admin credits add ACCOUNT_ID AMOUNT_USD [--reference REF]
   genway admin keys create ACCOUNT_ID [--name NAME] [--models m1,m2] [--rate PER_SEC --burst N]
+                                      [--expires ISO_TIME] [--metadata JSON]
+  genway admin keys list ACCOUNT_ID
+  genway admin keys get KEY_ID
+  genway admin keys rotate KEY_ID --grace SECONDS [--expires ISO_TIME]
   genway admin keys revoke KEY_ID
   genway admin keys usage KEY_ID      (LLM gateway tokens by model)
+  genway admin budgets set account|key ID --period day|month --limit USD [--soft PERCENT] [--webhook URL]
+  genway admin budgets get account|key ID
+  genway admin budgets delete account|key ID
+  genway admin usage [--account ACCOUNT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group-by day|model|key]
+                     [--format json|csv]
 
-Prints the response's data as JSON; on error prints the message and exits 1.
+Prints the response's data as JSON (a CSV report as CSV); on error prints the message and exits 1.
 `;
 
 class UsageError extends Error {}
 
 interface Call {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   body?: unknown;
 }
@@ -26,6 +36,21 @@ function number(value: string | undefined, flag: string): number | undefined {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new UsageError(`${flag} must be a number (got ${value})`);
   return n;
+}
+
+function jsonFlag(value: string, flag: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new UsageError(`${flag} must be JSON (got ${value})`);
+  }
+}
+
+function budgetPath(scope: string | undefined, id: string | undefined): string {
+  if (scope !== 'account' && scope !== 'key')
+    throw new UsageError('budgets: say account or key, then its id');
+  if (!id) throw new UsageError(`missing ${scope === 'account' ? 'ACCOUNT_ID' : 'KEY_ID'}`);
+  return `/${scope === 'account' ? 'accounts' : 'keys'}/${encodeURIComponent(id)}/budget`;
 }
 
 function toCall(args: string[]): Call {
@@ -39,6 +64,18 @@ function toCall(args: string[]): Call {
       models: { type: 'string' },
       rate: { type: 'string' },
       burst: { type: 'string' },
+      expires: { type: 'string' },
+      metadata: { type: 'string' },
+      grace: { type: 'string' },
+      period: { type: 'string' },
+      limit: { type: 'string' },
+      soft: { type: 'string' },
+      webhook: { type: 'string' },
+      account: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'group-by': { type: 'string' },
+      format: { type: 'string' },
     },
   });
   const [group, action, id, amount] = positionals;
@@ -56,6 +93,8 @@ function toCall(args: string[]): Call {
           balanceUsd: number(values.balance, '--balance'),
         },
       };
+    case 'accounts list':
+      return { method: 'GET', path: '/accounts' };
     case 'accounts get':
       return { method: 'GET', path: `/accounts/${need(id, 'ACCOUNT_ID')}` };
     case 'credits add':
@@ -79,8 +118,54 @@ function toCall(args: string[]): Call {
           name: values.name,
           models: values.models?.split(',').map((m) => m.trim()),
           rateLimit: rate === undefined ? undefined : { ratePerSec: rate, burst },
+          expiresAt: values.expires,
+          metadata: values.metadata === undefined ? undefined : jsonFlag(values.metadata, '--metadata'),
         },
       };
+    }
+    case 'keys list':
+      return { method: 'GET', path: `/accounts/${need(id, 'ACCOUNT_ID')}/keys` };
+    case 'keys get':
+      return { method: 'GET', path: `/keys/${need(id, 'KEY_ID')}` };
+    case 'keys rotate':
+      return {
+        method: 'POST',
+        path: `/keys/${need(id, 'KEY_ID')}/rotate`,
+        body: {
+          graceSeconds: number(values.grace ?? need(undefined, '--grace'), '--grace'),
+          expiresAt: values.expires,
+        },
+      };
+    case 'budgets set':
+    case 'budgets get':
+    case 'budgets delete': {
+      // `budgets set account ACCOUNT_ID`: the scope comes where other commands have their id.
+      const target = budgetPath(id, amount);
+      if (action === 'get') return { method: 'GET', path: target };
+      if (action === 'delete') return { method: 'DELETE', path: target };
+      return {
+        method: 'PUT',
+        path: target,
+        body: {
+          period: values.period ?? need(undefined, '--period'),
+          limitUsd: number(values.limit ?? need(undefined, '--limit'), '--limit'),
+          softPercent: number(values.soft, '--soft'),
+          webhookUrl: values.webhook,
+        },
+      };
+    }
+    case 'usage undefined': {
+      const query = new URLSearchParams();
+      for (const [name, value] of [
+        ['accountId', values.account],
+        ['from', values.from],
+        ['to', values.to],
+        ['groupBy', values['group-by']],
+        ['format', values.format],
+      ] as const)
+        if (value !== undefined) query.set(name, value);
+      const text = query.toString();
+      return { method: 'GET', path: `/usage${text ? `?${text}` : ''}` };
     }
     case 'keys revoke':
       return { method: 'DELETE', path: `/keys/${need(id, 'KEY_ID')}` };
@@ -126,6 +211,10 @@ export async function runAdminCli(args: string[], env = process.env): Promise<nu
     return 1;
   }
   const text = await response.text();
+  if (response.ok && response.headers.get('content-type')?.startsWith('text/csv')) {
+    process.stdout.write(text);
+    return 0;
+  }
   let envelope: { code?: number; message?: string; data?: unknown };
   try {
     envelope = JSON.parse(text);

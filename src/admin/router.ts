@@ -9,6 +9,9 @@ import { bearerToken } from '../http/auth';
 import { defineRoute } from '../http/routes';
 import { jsonBody, parseOrThrow } from '../http/validate';
 import type { UsageStore } from '../gateway/store';
+import { BUDGET_PERIODS, accountScope, keyScope } from '../accounts/usage';
+import type { Budgets } from '../accounts/budgets';
+import { usageCsv, type UsageReports } from '../accounts/usage-report';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 
@@ -21,9 +24,18 @@ const createAccountBody = z.strictObject({
   webhookScheme: webhookScheme.optional(),
 });
 
+/** Where budget events go; null removes it (then the configured default, if any). */
+const budgetWebhookUrl = z.string().min(1).max(2048).nullable();
+
 const updateAccountBody = z
-  .strictObject({ name: accountName.optional(), webhookScheme: webhookScheme.optional() })
-  .refine((body) => Object.keys(body).length > 0, { error: 'must set at least one of name, webhookScheme' });
+  .strictObject({
+    name: accountName.optional(),
+    webhookScheme: webhookScheme.optional(),
+    budgetWebhookUrl: budgetWebhookUrl.optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, {
+    error: 'must set at least one of name, webhookScheme, budgetWebhookUrl',
+  });
 
 const creditBody = z.strictObject({
   amountUsd: usd.positive(),
@@ -31,10 +43,58 @@ const creditBody = z.strictObject({
   reference: z.string().min(1).max(200).optional(),
 });
 
+/** An ISO 8601 date-time with its offset (`2027-01-01T00:00:00Z`), as ms since the epoch. */
+const isoTime = z
+  .string()
+  .max(64)
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, {
+    error: 'must be an ISO 8601 date-time with a time zone, e.g. 2027-01-01T00:00:00Z',
+  })
+  .transform((text, ctx) => {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a real date-time' });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+const METADATA_BYTES = 4096;
+/** Free labels: a flat object of short strings, numbers, booleans or lists of strings, 4 KB at most. */
+const metadata = z
+  .record(
+    z.string().min(1).max(100),
+    z.union([z.string().max(1000), z.number().finite(), z.boolean(), z.array(z.string().max(200)).max(100)]),
+    { error: 'must be an object of strings, numbers, booleans or lists of strings' },
+  )
+  .refine((m) => Object.keys(m).length <= 50, { error: 'must have at most 50 entries' })
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_BYTES, {
+    error: `must be at most ${METADATA_BYTES} bytes as JSON`,
+  });
+
 const createKeyBody = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   models: z.array(z.string().min(1).max(200)).max(1000).optional(),
   rateLimit: rateLimitSchema.optional(),
+  expiresAt: isoTime.optional(),
+  metadata: metadata.optional(),
+});
+
+const rotateKeyBody = z.strictObject({
+  /** How long the old key keeps working (0 = refused at once); at most 30 days. */
+  graceSeconds: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(30 * 86_400),
+  expiresAt: isoTime.optional(),
+});
+
+const budgetBody = z.strictObject({
+  period: z.enum(BUDGET_PERIODS, { error: 'must be one of day, month' }),
+  limitUsd: usd,
+  softPercent: z.number().gt(0).lt(100).optional(),
+  webhookUrl: budgetWebhookUrl.optional(),
 });
 
 function requireAdminToken(token: string): RequestHandler {
@@ -56,17 +116,63 @@ function requireAdminToken(token: string): RequestHandler {
 export interface AdminDeps {
   accounts: AccountsService;
   usage: Pick<UsageStore, 'get'>;
+  reports: UsageReports;
+  budgets: Budgets;
+  /** Why a webhook URL is refused (the callback rules), or null. */
+  urlProblem: (url: string) => string | null;
   token: string;
   bodyLimitBytes: number;
 }
 
 /** Mounted under /admin/v1 only when admin.token is configured; otherwise every admin path is a 404. */
-export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDeps): Router {
+export function adminRouter({
+  accounts,
+  usage,
+  reports,
+  budgets,
+  urlProblem,
+  token,
+  bodyLimitBytes,
+}: AdminDeps): Router {
   const router = express.Router();
   const json = jsonBody(bodyLimitBytes);
   router.use(requireAdminToken(token));
 
+  const checkUrl = (url: string | null | undefined, field: string) => {
+    const problem = url ? urlProblem(url) : null;
+    if (problem) throw new ApiError('invalid_request', `body.${field}: ${problem}`);
+  };
+
+  /** PUT, GET and DELETE of one budget (an account's, or a key's within its account). */
+  const budgetRoutes = (resolve: (id: string) => Promise<{ accountId: string; scope: string }>) => ({
+    get: async (req: express.Request, res: express.Response) => {
+      const { accountId, scope } = await resolve(req.params.id as string);
+      const budget = await budgets.get(accountId, scope);
+      if (!budget) throw new ApiError('not_found', 'No budget is set here');
+      res.json(ok(budget));
+    },
+    put: [
+      ...json,
+      async (req: express.Request, res: express.Response) => {
+        const body = parseOrThrow(budgetBody, req.body, 'body');
+        checkUrl(body.webhookUrl, 'webhookUrl');
+        const { accountId, scope } = await resolve(req.params.id as string);
+        if (body.webhookUrl !== undefined)
+          await accounts.updateAccount(accountId, { budgetWebhookUrl: body.webhookUrl });
+        res.json(ok(await budgets.set(accountId, scope, body)));
+      },
+    ],
+    delete: async (req: express.Request, res: express.Response) => {
+      const { accountId, scope } = await resolve(req.params.id as string);
+      await budgets.remove(accountId, scope);
+      res.json(ok({ deleted: true }));
+    },
+  });
+
   defineRoute(router, '/accounts', {
+    get: async (_req, res) => {
+      res.json(ok({ accounts: await accounts.listAccounts() }));
+    },
     post: [
       ...json,
       async (req, res) => {
@@ -84,6 +190,7 @@ export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDep
       ...json,
       async (req, res) => {
         const body = parseOrThrow(updateAccountBody, req.body, 'body');
+        checkUrl(body.budgetWebhookUrl, 'budgetWebhookUrl');
         res.json(ok(await accounts.updateAccount(req.params.accountId as string, body)));
       },
     ],
@@ -97,7 +204,25 @@ export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDep
       },
     ],
   });
+  defineRoute(
+    router,
+    '/accounts/:id/budget',
+    budgetRoutes(async (accountId) => {
+      await accounts.describeAccount(accountId); // 404 for an unknown account
+      return { accountId, scope: accountScope };
+    }),
+  );
+  defineRoute(router, '/accounts/:accountId/budgets', {
+    get: async (req, res) => {
+      const accountId = req.params.accountId as string;
+      await accounts.describeAccount(accountId);
+      res.json(ok({ budgets: await budgets.views(accountId) }));
+    },
+  });
   defineRoute(router, '/accounts/:accountId/keys', {
+    get: async (req, res) => {
+      res.json(ok({ keys: await accounts.listKeys(req.params.accountId as string) }));
+    },
     post: [
       ...json,
       async (req, res) => {
@@ -107,8 +232,37 @@ export function adminRouter({ accounts, usage, token, bodyLimitBytes }: AdminDep
     ],
   });
   defineRoute(router, '/keys/:keyId', {
+    get: async (req, res) => {
+      res.json(ok(await accounts.describeKey(req.params.keyId as string)));
+    },
     delete: async (req, res) => {
       res.json(ok(await accounts.revokeKey(req.params.keyId as string)));
+    },
+  });
+  defineRoute(router, '/keys/:keyId/rotate', {
+    post: [
+      ...json,
+      async (req, res) => {
+        const body = parseOrThrow(rotateKeyBody, req.body ?? {}, 'body');
+        res.json(ok(await accounts.rotateKey(req.params.keyId as string, body.graceSeconds, body.expiresAt)));
+      },
+    ],
+  });
+  defineRoute(
+    router,
+    '/keys/:id/budget',
+    budgetRoutes(async (keyId) => {
+      const key = await accounts.requireKey(keyId);
+      return { accountId: key.accountId, scope: keyScope(keyId) };
+    }),
+  );
+  defineRoute(router, '/usage', {
+    get: async (req, res) => {
+      const query = reports.parse(req.query, true);
+      if (query.accountId) await accounts.describeAccount(query.accountId);
+      const report = await reports.report(query.accountId ?? null, query);
+      if (query.format === 'csv') res.type('text/csv').send(usageCsv(report));
+      else res.json(ok(report));
     },
   });
   defineRoute(router, '/keys/:keyId/usage', {

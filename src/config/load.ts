@@ -55,6 +55,23 @@ function list(value: string): string[] {
     .filter(Boolean);
 }
 
+/** `name=value,...` with percent-encoded values: OpenTelemetry's OTEL_EXPORTER_OTLP_*HEADERS format. */
+function headerList(value: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of list(value)) {
+    const eq = pair.indexOf('=');
+    const raw = eq === -1 ? '' : pair.slice(eq + 1).trim();
+    let decoded = raw;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      // kept as written
+    }
+    headers[(eq === -1 ? pair : pair.slice(0, eq)).trim()] = decoded;
+  }
+  return headers;
+}
+
 /** Environment variables that win over the files; unset or empty variables change nothing. */
 function fromEnv(env: Env): Plain {
   const set = (target: Plain, keyPath: readonly string[], value: unknown) => {
@@ -75,6 +92,16 @@ function fromEnv(env: Env): Plain {
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
+    // OpenTelemetry's own names: the base endpoint gets the traces path, the per-signal one is used as is (and wins).
+    [
+      'OTEL_EXPORTER_OTLP_ENDPOINT',
+      ['tracing', 'otlpEndpoint'],
+      (base) => `${base.replace(/\/+$/, '')}/v1/traces`,
+    ],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['tracing', 'otlpEndpoint'], String],
+    ['OTEL_SERVICE_NAME', ['tracing', 'serviceName'], String],
+    ['OTEL_EXPORTER_OTLP_HEADERS', ['tracing', 'headers'], headerList],
+    ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', ['tracing', 'headers'], headerList],
     ...VENDORS.flatMap(({ name, env }) => [
       [env.baseUrl, ['gateway', name, 'baseUrl'], String] as const,
       [env.apiKeys, ['gateway', name, 'apiKeys'], list] as const,

@@ -10,12 +10,50 @@ export const rateLimitSchema = z.strictObject({
 });
 export type RateLimit = z.infer<typeof rateLimitSchema>;
 
-const vendorSchema = z.strictObject({
-  baseUrl: url,
-  apiKeys: z.array(z.string().min(1)),
-  /** The version header sent when the client sends none (the messages format's `anthropic-version`). */
-  defaultVersion: z.string().min(1).optional(),
+/** A vendor key's stable, non-secret name: what metrics and logs show for it. */
+const vendorKeyId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:@-]{1,64}$/, '1 to 64 letters, digits, "_", ".", ":", "@" or "-"');
+/** Share of the rotation (smooth weighted round robin); 0 = standby, used only when no weighted key is healthy. */
+const weight = z.number().int().nonnegative();
+
+const vendorKeySchema = z.strictObject({
+  /** Default: `k-` and the first 12 hex digits of the key's sha256. */
+  id: vendorKeyId.optional(),
+  key: z.string().min(1),
+  /** Default 1 (a fallback's keys: the fallback's weight). */
+  weight: weight.optional(),
 });
+
+/** Another origin serving the same API (a second region, a compatible host), tried when the primary keys fail. */
+const vendorFallbackSchema = z.strictObject({
+  baseUrl: url,
+  /** Keys for this origin; neither `apiKeys` nor `keys` = the vendor's own keys. */
+  apiKeys: z.array(z.string().min(1)).optional(),
+  keys: z.array(vendorKeySchema).optional(),
+  /** Weight of each of its keys (a key's own weight wins); default 0: standby. */
+  weight: weight.optional(),
+});
+
+const vendorSchema = z
+  .strictObject({
+    baseUrl: url,
+    apiKeys: z.array(z.string().min(1)),
+    /** More keys for `baseUrl`, with ids and weights (beside `apiKeys`, which weigh 1 each). */
+    keys: z.array(vendorKeySchema).optional(),
+    fallbacks: z.array(vendorFallbackSchema).optional(),
+    /** The version header sent when the client sends none (the messages format's `anthropic-version`). */
+    defaultVersion: z.string().min(1).optional(),
+  })
+  .refine(
+    (vendor) => {
+      const ids = [...(vendor.keys ?? []), ...(vendor.fallbacks ?? []).flatMap((f) => f.keys ?? [])]
+        .map((k) => k.id)
+        .filter((id) => id !== undefined);
+      return new Set(ids).size === ids.length;
+    },
+    { message: 'vendor key ids must differ (metrics and logs tell keys apart by id)', path: ['keys'] },
+  );
 
 const usdPerMTok = z.number().nonnegative();
 /** USD per million tokens; cache reads and writes default to the input price, reasoning to the output price. */
@@ -102,9 +140,15 @@ export const configSchema = z.strictObject({
   tasks: z.strictObject({
     retentionMs: ms.positive(),
   }),
+  budgets: z.strictObject({
+    /** Where every account's budget events go unless the account names its own (budgetWebhookUrl). */
+    webhookUrl: url.optional(),
+  }),
   accounts: z.strictObject({
     /** Ledger entries (and the idempotency of their references) are kept this long; balances are kept for ever. */
     ledgerRetentionMs: ms.positive(),
+    /** Day rows of the usage rollups are kept this long (month rows for ever). */
+    usageDayRetentionMs: ms.positive(),
   }),
   gateway: z.strictObject({
     connectTimeoutMs: ms.positive(),
@@ -115,6 +159,18 @@ export const configSchema = z.strictObject({
     chargeJournalDir: z.string().min(1),
     objectTtlMs: ms.positive(),
     batchPriceFactor: z.number().nonnegative(),
+    /** How a request moves through a vendor's key pool when a key fails (src/gateway/key-pool.ts). */
+    failover: z.strictObject({
+      /** Tries per request, the first included. */
+      attempts: z.number().int().positive(),
+      backoffMs: ms,
+      maxBackoffMs: ms,
+      cooldownMs: ms,
+      /** Consecutive 5xx answers from one key that put it in cooldown (a 429 or a connect error does at once). */
+      failuresToCooldown: z.number().int().positive(),
+      /** How often each replica reads the cooldowns the others recorded. */
+      refreshMs: ms.positive(),
+    }),
     anthropic: vendorSchema,
     openai: vendorSchema,
     gemini: vendorSchema,
@@ -123,6 +179,20 @@ export const configSchema = z.strictObject({
   media: z.strictObject({
     probeTimeoutMs: ms.positive(),
     maxProbeBytes: z.number().int().positive(),
+  }),
+  /** OpenTelemetry traces (src/observability/tracing.ts): off, at no cost per request, unless an endpoint is set. */
+  tracing: z.strictObject({
+    /** OTLP/HTTP traces URL, used as is (`http://collector:4318/v1/traces`); unset = no tracer is built. */
+    otlpEndpoint: url.optional(),
+    serviceName: z.string().min(1),
+    /** Share of new traces recorded; a request whose `traceparent` names a parent follows the parent's choice. */
+    sampleRatio: z.number().min(0).max(1),
+    /** Sent with every export (a collector's ingest token). */
+    headers: z
+      .record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'an HTTP header name'), z.string())
+      .optional(),
+    /** Finished spans wait at most this long to go out in one batch. */
+    exportDelayMs: ms.positive(),
   }),
   /** The task-model catalog (shape owned by src/catalog/config.ts). */
   models: z.array(modelEntrySchema).min(1),

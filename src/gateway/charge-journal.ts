@@ -12,6 +12,9 @@ export interface Charge {
   micros: number;
   /** The ledger reference: posting it twice takes the money once. */
   reference: string;
+  /** Whose call it was, for the usage rollups and budgets (absent in journals written before they existed). */
+  keyId?: string;
+  model?: string;
 }
 
 /** Posts a charge to the ledger: resolves when it is there, throws ApiError when it never can be (unknown account). */

@@ -1,13 +1,18 @@
+import type { UsageDelta } from '../accounts/usage';
+import { AT, dayOf, emptyRow } from '../accounts/usage';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { ModelUsage, TokenUsage, UsageStore } from './store';
 import { emptyUsage } from './store';
 import type { VendorName } from './vendor';
 
-/** What one (key, model) pair has used since its last store write; `vendor` only labels the token counters. */
+/** What one (key, model, day) has used since its last store write; `vendor` only labels the token counters. */
 interface Pending {
+  accountId: string;
   keyId: string;
   model: string;
+  /** A time in the UTC day the calls were made (their day's usage rows). */
+  at: number;
   vendor: VendorName;
   /** Not yet in the store. */
   totals: ModelUsage;
@@ -43,8 +48,14 @@ export class UsageMeter {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
+  /** The current UTC day and when it ends (a day string per call would cost more than the call's sums). */
+  private day = '';
+  private dayEnds = -Infinity;
+
   constructor(
     private readonly store: UsageStore,
+    /** Adds requests and tokens to the account's usage rollups (reports and the console's charts). */
+    private readonly rollup: (delta: UsageDelta) => Promise<void>,
     private readonly metrics: Metrics,
     private readonly logger: Logger,
     private readonly flushMs: number,
@@ -56,18 +67,47 @@ export class UsageMeter {
   ) {}
 
   /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
-  add(vendor: VendorName, keyId: string, model: string, usage: TokenUsage, requests = 1): void {
-    const entry = this.entry(vendor, keyId, model);
+  add(
+    vendor: VendorName,
+    caller: { keyId: string; accountId: string },
+    model: string,
+    usage: TokenUsage,
+    requests = 1,
+  ): void {
+    const now = Date.now();
+    if (now >= this.dayEnds) {
+      this.day = dayOf(now);
+      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + 86_400_000;
+    }
+    const entry = this.entry(vendor, caller.accountId, caller.keyId, model, this.day, now);
     addInto(entry.totals, usage, requests);
     addInto(entry.uncounted, usage, requests);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 
-  private entry(vendor: VendorName, keyId: string, model: string): Pending {
-    const id = `${keyId}\u0000${model}\u0000${vendor}`;
+  private entry(
+    vendor: VendorName,
+    accountId: string,
+    keyId: string,
+    model: string,
+    day: string,
+    at: number,
+  ): Pending {
+    const id = `${keyId}\u0000${model}\u0000${vendor}\u0000${day}`;
     let entry = this.pending.get(id);
     if (!entry)
-      this.pending.set(id, (entry = { keyId, model, vendor, totals: emptyUsage(), uncounted: emptyUsage() }));
+      this.pending.set(
+        id,
+        (entry = {
+          accountId,
+          keyId,
+          model,
+          at,
+          vendor,
+          totals: emptyUsage(),
+          uncounted: emptyUsage(),
+        }),
+      );
     return entry;
   }
 
@@ -94,7 +134,16 @@ export class UsageMeter {
     let error: unknown;
     await Promise.all(
       [...batch.values()].map((p) =>
-        this.store.add(p.keyId, p.model, p.totals).catch((err: unknown) => {
+        Promise.all([
+          this.store.add(p.keyId, p.model, p.totals),
+          this.rollup({
+            accountId: p.accountId,
+            keyId: p.keyId,
+            model: p.model,
+            at: p.at,
+            counts: rollupCounts(p.totals),
+          }),
+        ]).catch((err: unknown) => {
           failed.push(p);
           error = err;
         }),
@@ -108,7 +157,11 @@ export class UsageMeter {
     );
     // Back in line for the next flush; the counters already have their tokens.
     for (const p of failed)
-      addInto(this.entry(p.vendor, p.keyId, p.model).totals, p.totals, p.totals.requests);
+      addInto(
+        this.entry(p.vendor, p.accountId, p.keyId, p.model, dayOf(p.at), p.at).totals,
+        p.totals,
+        p.totals.requests,
+      );
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();
   }
 
@@ -116,4 +169,16 @@ export class UsageMeter {
   async close(): Promise<void> {
     await this.flush();
   }
+}
+
+/** A (key, model) sum as the rollups count it: gateway requests and tokens (spend comes with the charges). */
+function rollupCounts(u: ModelUsage): number[] {
+  const row = emptyRow();
+  row[AT.gatewayRequests] = u.requests;
+  row[AT.inputTokens] = u.input;
+  row[AT.outputTokens] = u.output;
+  row[AT.cachedTokens] = u.cacheRead;
+  row[AT.cacheWriteTokens] = u.cacheWrite;
+  row[AT.reasoningTokens] = u.reasoning;
+  return row;
 }

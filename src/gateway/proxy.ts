@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 import { ApiError } from '../errors';
+import type { TryOutcome, VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import { VENDORS } from './vendors';
 
@@ -83,8 +84,12 @@ export type ResponseHeaders = Record<string, string | string[] | undefined>;
 
 export interface ForwardOptions {
   upstream: Upstream;
-  /** The vendor key this request goes up with (none when the pool is empty). */
-  key: string | undefined;
+  /** The vendor key (and origin) of the first try (none when the pool is empty). */
+  key: VendorKey | undefined;
+  /** The key is the one that made the objects the call names: no other key is tried. */
+  pinned?: boolean;
+  /** The key whose answer the client gets (called before `onResponse`). */
+  onKey?(key: VendorKey): void;
   /** Path and query as they go upstream (a vendor mount's prefix and a `key` parameter already removed). */
   path: string;
   /**
@@ -156,6 +161,53 @@ interface LegacyHandler {
 /** The client went away: the reason the upstream request is aborted with. */
 class ClientGone extends Error {}
 
+/** A try was given up for another key: the reason its upstream request is aborted with. */
+class Superseded extends Error {}
+
+const noop = () => undefined;
+
+/** A retryable answer held while the next key is tried: error bodies are small, and one larger is not kept. */
+interface HeldAnswer {
+  status: number;
+  raw: Buffer[];
+  statusMessage: string;
+  chunks: Buffer[];
+  size: number;
+  complete: boolean;
+}
+const HOLD_LIMIT = 64 << 10;
+
+/** Errors before the request reached the vendor: another key or origin may do. */
+const CONNECT_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+const errorCode = (err: Error) =>
+  (err as NodeJS.ErrnoException).code || (err.cause as NodeJS.ErrnoException | undefined)?.code || '';
+
+/** 429 and the 5xx that may pass (not 501 Not Implemented or 505) are a key's failures; other 4xx are the call's. */
+function outcomeOf(status: number): TryOutcome {
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return status === 501 || status === 505 ? 'client_error' : 'server_error';
+  return status >= 400 ? 'client_error' : 'ok';
+}
+
+/** The vendor's wait advice in ms: `retry-after-ms` (OpenAI's), else `retry-after` in seconds or as an HTTP date. */
+export function retryAfterOf(raw: Buffer[]): number | undefined {
+  const ms = header(raw, 'retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
+  const value = header(raw, 'retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
 const TIMEOUT_PHASE: Record<string, 'connect' | 'idle' | undefined> = {
   UND_ERR_CONNECT_TIMEOUT: 'connect',
   UND_ERR_HEADERS_TIMEOUT: 'idle',
@@ -186,20 +238,24 @@ export class VendorProxy {
    * list, plus the vendor key and the vendor's defaults the client did not send. A body Genway read goes up with
    * the length undici gives it; a streamed one keeps the client's Content-Length (or goes chunked).
    */
-  private upstreamHeaders(req: IncomingMessage, options: ForwardOptions): string[] {
-    const { upstream, key } = options;
+  private upstreamHeaders(
+    req: IncomingMessage,
+    options: ForwardOptions,
+    key: VendorKey | undefined,
+  ): string[] {
+    const { upstream } = options;
     const raw = req.rawHeaders;
     const listed = connectionTokens(req.headers.connection);
     const drop = upstream.def.dropHeaders;
     const buffered = Buffer.isBuffer(options.body);
-    const out: string[] = ['Host', upstream.origin.host];
+    const out: string[] = ['Host', (key ?? upstream).origin.host];
     for (let i = 0; i < raw.length; i += 2) {
       const lower = raw[i].toLowerCase();
       if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || drop?.includes(lower)) continue;
       if (buffered && lower === 'content-length') continue;
       out.push(raw[i], raw[i + 1]);
     }
-    if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key));
+    if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key.key));
     for (const [name, value] of upstream.defaults) if (req.headers[name] === undefined) out.push(name, value);
     const via = req.headers.via;
     out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
@@ -260,97 +316,199 @@ export class VendorProxy {
       else for (const chunk of h.chunks) res.write(chunk);
     };
 
-    const handler: LegacyHandler = {
-      onConnect: (abort) => {
-        abortUpstream = abort;
-        if (closed) abort(new ClientGone());
-      },
-      onHeaders: (status, raw, resumeFn, statusMessage) => {
-        if (status < 200) return true; // 1xx: informational, the final answer follows
-        exchange.headers = performance.now();
-        exchange.status = status;
-        resumeUpstream = resumeFn;
-        if (closed) return true;
-        if (options.transform && status < 300 && isPlainEventStream(raw)) {
-          transform = options.transform;
-          // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
-          raw = withoutLength(raw);
-        }
-        if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
-          held = { status, raw, statusMessage, chunks: [], size: 0 };
-          return true;
-        }
-        this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
-        holdLast = tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(raw);
+    /** The vendor's answer as the client gets it: its head now, then its body. */
+    const head = (status: number, raw: Buffer[], resumeFn: () => void, statusMessage: string) => {
+      exchange.headers = performance.now();
+      exchange.status = status;
+      resumeUpstream = resumeFn;
+      if (closed) return;
+      if (options.transform && status < 300 && isPlainEventStream(raw)) {
+        transform = options.transform;
+        // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
+        raw = withoutLength(raw);
+      }
+      if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
+        held = { status, raw, statusMessage, chunks: [], size: 0 };
+        return;
+      }
+      this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
+      holdLast = tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(raw);
+    };
+    const data = (chunk: Buffer): boolean => {
+      if (closed) return true; // aborted already; what was in flight goes nowhere
+      if (held) {
+        held.chunks.push(chunk);
+        held.size += chunk.length;
+        if (held.size > REWRITE_LIMIT) writeHeld(); // too big to be object metadata: passes unchanged
         return true;
-      },
-      onData: (chunk) => {
-        if (closed) return true; // aborted already; what was in flight goes nowhere
-        if (held) {
-          held.chunks.push(chunk);
-          held.size += chunk.length;
-          if (held.size > REWRITE_LIMIT) writeHeld(); // too big to be object metadata: passes unchanged
+      }
+      tap?.(chunk);
+      if (transform) chunk = transform.write(chunk);
+      if (holdLast) {
+        const previous = last;
+        last = chunk;
+        if (!previous) return true;
+        chunk = previous;
+      }
+      if (res.write(chunk)) return true;
+      res.once('drain', resume);
+      return false;
+    };
+    const complete = () => {
+      exchange.upstreamEnd = performance.now();
+      exchange.complete = true;
+      if (held && !closed) writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
+      if (transform && !closed) res.write(transform.end());
+      const waiting = options.beforeEnd?.();
+      const end = () => (last ? res.end(last) : res.end());
+      if (waiting) void waiting.finally(end);
+      else end();
+    };
+    const failed = (err: Error) => {
+      // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
+      if (exchange.headers !== undefined || res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      const phase = TIMEOUT_PHASE[code];
+      const apiError = phase
+        ? new ApiError(
+            'gateway_timeout',
+            `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
+          )
+        : new ApiError(
+            'bad_gateway',
+            `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
+          );
+      vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
+    };
+
+    /**
+     * Failover (src/gateway/key-pool.ts): a 429, a 5xx or a connect error before any byte reached the client is
+     * tried again on the pool's next key, when the body can be sent again (read whole, or none; a piped upload
+     * cannot) and the key is not pinned to the objects the call names. Routes whose answers carry the vendor's own
+     * URLs (rewritten to Genway's) stay on the first key's origin.
+     */
+    const pool = vendor.pool;
+    const failover = !options.pinned && (body === null || Buffer.isBuffer(body));
+    const sameOrigin =
+      options.rewriteBody || options.rewritesHeaders ? options.key?.origin.origin : undefined;
+    const tried: VendorKey[] = [];
+    let retryTimer: NodeJS.Timeout | undefined;
+    /** The latest answer that was given up for another key: the client gets it when no later try answers. */
+    let given: (HeldAnswer & { key: VendorKey }) | null = null;
+    const pass = (answer: HeldAnswer & { key: VendorKey }) => {
+      options.onKey?.(answer.key);
+      head(answer.status, answer.raw, noop, answer.statusMessage);
+      for (const chunk of answer.chunks) data(chunk);
+      complete();
+    };
+    /** The next try, after `wait` ms; a client gone meanwhile ends it all. */
+    const retry = (key: VendorKey, wait: number) => {
+      abortUpstream = undefined;
+      retryTimer = setTimeout(() => {
+        retryTimer = undefined;
+        if (!closed) attempt(key);
+      }, wait);
+    };
+
+    const attempt = (key: VendorKey | undefined) => {
+      if (key) tried.push(key);
+      const tryNo = tried.length;
+      /** This try was given up for another key: what it still delivers goes nowhere. */
+      let over = false;
+      /** An answer held while it may still be given up (its body read whole, bounded). */
+      let answer: HeldAnswer | null = null;
+      let then: { key: VendorKey; wait: number } | undefined;
+      /** Another key for this failure, or undefined when the answer (or error) is the one the client gets. */
+      const another = (wait: number | undefined, advice?: string): typeof then => {
+        if (wait === undefined || !failover || closed || tryNo >= pool.policy.attempts || advice === 'false')
+          return undefined;
+        const next = pool.next(tried, Date.now() + wait, sameOrigin);
+        return next && { key: next, wait };
+      };
+      const giveUp = () => {
+        over = true;
+        if (answer?.complete) given = { ...answer, key: key! };
+        retry(then!.key, then!.wait);
+      };
+      const handler: LegacyHandler = {
+        onConnect: (abort) => {
+          abortUpstream = abort;
+          if (closed) abort(new ClientGone());
+        },
+        onHeaders: (status, raw, resumeFn, statusMessage) => {
+          if (status < 200 || over) return true; // 1xx: informational, the final answer follows
+          if (key) {
+            const outcome = outcomeOf(status);
+            const failure = outcome === 'rate_limited' || outcome === 'server_error';
+            const retryAfterMs = failure ? retryAfterOf(raw) : undefined;
+            const wait = pool.settle(key, outcome, { requestId, tryNo, status, retryAfterMs });
+            then = another(wait, failure ? header(raw, 'x-should-retry') : undefined);
+            if (then) {
+              answer = { status, raw, statusMessage, chunks: [], size: 0, complete: false };
+              return true;
+            }
+            options.onKey?.(key);
+          }
+          head(status, raw, resumeFn, statusMessage);
           return true;
-        }
-        tap?.(chunk);
-        if (transform) chunk = transform.write(chunk);
-        if (holdLast) {
-          const previous = last;
-          last = chunk;
-          if (!previous) return true;
-          chunk = previous;
-        }
-        if (res.write(chunk)) return true;
-        res.once('drain', resume);
-        return false;
-      },
-      onComplete: () => {
-        exchange.upstreamEnd = performance.now();
-        exchange.complete = true;
-        if (held && !closed) writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
-        if (transform && !closed) res.write(transform.end());
-        const waiting = options.beforeEnd?.();
-        const end = () => (last ? res.end(last) : res.end());
-        if (waiting) void waiting.finally(end);
-        else end();
-      },
-      onError: (err) => {
-        if (closed || err instanceof ClientGone) return;
-        // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
-        if (exchange.headers !== undefined || res.headersSent) {
-          res.destroy();
-          return;
-        }
-        const code = (err as NodeJS.ErrnoException).code ?? '';
-        const phase = TIMEOUT_PHASE[code];
-        const apiError = phase
-          ? new ApiError(
-              'gateway_timeout',
-              `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
-            )
-          : new ApiError(
-              'bad_gateway',
-              `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
-            );
-        vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
-      },
+        },
+        onData: (chunk) => {
+          if (over) return true;
+          if (!answer) return data(chunk);
+          answer.size += chunk.length;
+          if (answer.size <= HOLD_LIMIT) answer.chunks.push(chunk);
+          else {
+            // Too big to hold for later: the next key is tried without it.
+            abortUpstream?.(new Superseded());
+            giveUp();
+          }
+          return true;
+        },
+        onComplete: () => {
+          if (over) return;
+          if (!answer) return complete();
+          answer.complete = true;
+          giveUp();
+        },
+        onError: (err) => {
+          if (over || err instanceof Superseded || closed || err instanceof ClientGone) return;
+          if (answer) return giveUp(); // a given-up answer that broke: the next key goes on without it
+          if (key && exchange.headers === undefined && !res.headersSent) {
+            const code = errorCode(err);
+            const outcome = CONNECT_ERRORS.has(code)
+              ? 'connect_error'
+              : TIMEOUT_PHASE[code]
+                ? 'timeout'
+                : 'error';
+            then = another(pool.settle(key, outcome, { requestId, tryNo, code }));
+            if (then) return giveUp();
+            if (given) return pass(given);
+          }
+          failed(err);
+        },
+      };
+      this.agent.dispatch(
+        {
+          origin: (key ?? vendor).origin.origin,
+          method: req.method!,
+          path: (key ?? vendor).basePath + options.path,
+          headers: this.upstreamHeaders(req, options, key),
+          // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
+          // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
+          body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
+        },
+        handler as unknown as Dispatcher.DispatchHandler,
+      );
     };
 
     exchange.sent = performance.now();
-    this.agent.dispatch(
-      {
-        origin: vendor.origin.origin,
-        method: req.method!,
-        path: vendor.basePath + options.path,
-        headers: this.upstreamHeaders(req, options),
-        // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
-        // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
-        body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
-      },
-      handler as unknown as Dispatcher.DispatchHandler,
-    );
+    attempt(options.key);
     return () => {
       closed = true;
+      clearTimeout(retryTimer);
       // The client went away (or the response is over): stop the upstream work either way.
       if (!exchange.complete) abortUpstream?.(new ClientGone());
       options.onClose(exchange);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccountsService, AuthContext } from '../accounts/service';
+import type { BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
@@ -12,7 +13,10 @@ import { logServerError, unexpectedError } from '../http/errors';
 import { logRequest, requestIdOf, requestObserver } from '../http/request-context';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
+import type { GatewaySpan, Tracing } from '../observability/tracing';
 import type { AccountStore, KeyGate } from '../accounts/store';
+import type { VendorKeyHealth } from './key-health';
+import { watchKeyHealth, type VendorKey } from './key-pool';
 import type { VendorObjectStore } from './objects';
 import type { UsageStore } from './store';
 import type { TokenUsage } from './store';
@@ -31,9 +35,20 @@ export interface GatewayDeps {
   config: Config;
   accounts: AccountsService;
   /** The ports the gateway uses (services.ts passes the store's adapters). */
-  store: { accounts: AccountStore; keyGate: KeyGate; usage: UsageStore; vendorObjects: VendorObjectStore };
+  store: {
+    accounts: AccountStore;
+    keyGate: KeyGate;
+    usage: UsageStore;
+    vendorObjects: VendorObjectStore;
+    /** Vendor key cooldowns shared between replicas (absent: each process keeps its own). */
+    vendorKeyHealth?: VendorKeyHealth;
+  };
   metrics: Metrics;
   logger: Logger;
+  /** Absent when tracing is off: no span, no per-request work. */
+  tracing?: Tracing;
+  /** Refuses a call once a hard budget of its key or account is spent; absent = no budgets. */
+  budgetGuard?: BudgetGuard;
 }
 
 export interface Gateway {
@@ -244,6 +259,8 @@ interface Call {
   upstream: Upstream;
   /** The proxy's part of the response closing, once it forwards. */
   closed?: () => void;
+  /** The call's trace span, only while tracing is on. */
+  span?: GatewaySpan;
 }
 
 /**
@@ -253,9 +270,25 @@ interface Call {
  * allow-list, pinned to the vendor key that created the objects it names, forwarded with a vendor key, and metered
  * from a copy of the response as it passes.
  */
-export function createGateway({ config, accounts, store, metrics, logger }: GatewayDeps): Gateway {
+export function createGateway({
+  config,
+  accounts,
+  store,
+  metrics,
+  logger,
+  tracing,
+  budgetGuard,
+}: GatewayDeps): Gateway {
   const gateway = config.gateway;
-  const upstreams = bindUpstreams(gateway);
+  const upstreams = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
+  const keyHealth = store.vendorKeyHealth
+    ? watchKeyHealth(
+        Object.values(upstreams).map((u) => u.pool),
+        store.vendorKeyHealth,
+        gateway.failover.refreshMs,
+        logger,
+      )
+    : undefined;
   const table = new RouteTable(VENDORS);
   const proxy = new VendorProxy({
     connectTimeoutMs: gateway.connectTimeoutMs,
@@ -264,6 +297,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   const prices = new Map(Object.entries(gateway.prices));
   const meter = new UsageMeter(
     store.usage,
+    (delta) => store.accounts.addUsage(delta),
     metrics,
     logger,
     gateway.usageFlushMs,
@@ -272,8 +306,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   const objects = store.vendorObjects;
   // Redis mode: charges are journaled locally and posted until the ledger has them (a Redis outage, a crash). The
   // embedded store lives in this process: a charge it cannot take does not exist.
-  const post = ({ accountId, micros, reference }: Charge) =>
-    accounts.chargeAtMost(accountId, micros, reference);
+  const post = ({ accountId, micros, reference, keyId, model }: Charge) =>
+    accounts.chargeAtMost(
+      accountId,
+      micros,
+      reference,
+      keyId === undefined ? undefined : { keyId, model: model ?? 'unknown', source: 'gateway' },
+    );
   const journal = config.store.redisUrl
     ? new ChargeJournal(join(gateway.chargeJournalDir, config.store.prefix), post, logger)
     : undefined;
@@ -303,6 +342,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         accountId: auth.accountId,
         micros,
         reference: `llm-batch:${upstream.name}:${billOnce}`,
+        keyId: auth.keyId,
+        model: modelLabel(readings[0]?.model),
       });
     }
     // The marker's id holds a NUL, which no id a client names can (path segments and JSON strings exclude it).
@@ -333,7 +374,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     readings: UsageReading[],
   ) {
     for (const r of readings)
-      meter.add(upstream.name, auth.keyId, modelLabel(requestModel ?? r.model), r.usage, r.requests);
+      meter.add(upstream.name, auth, modelLabel(requestModel ?? r.model), r.usage, r.requests);
   }
 
   /** Meters one call's readings and charges their price. */
@@ -347,7 +388,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     const micros = priceOf(requestModel, readings);
     if (micros <= 0) return undefined;
     // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
-    return charge({ accountId: auth.accountId, micros, reference: `llm:${randomUUID()}` });
+    return charge({
+      accountId: auth.accountId,
+      micros,
+      reference: `llm:${randomUUID()}`,
+      keyId: auth.keyId,
+      model: modelLabel(requestModel ?? readings[0]?.model),
+    });
   }
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
@@ -393,6 +440,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
     res.once('close', () => {
       call.closed?.();
+      call.span?.end(res.statusCode, res.writableFinished);
       const { requestId, start, route } = call;
       observeRequest(route, req.method!, res.statusCode, start);
       logRequest(
@@ -416,6 +464,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
   /** Genway's own refusal in the vendor's shape; never a stack trace, never the envelope. */
   function refuse(req: IncomingMessage, res: ServerResponse, call: Call, err: unknown): void {
     const apiError = err instanceof ApiError ? err : unexpectedError(err);
+    call.span?.refused(apiError.code);
     logServerError(logger, apiError, err, { requestId: call.requestId, route: call.route });
     if (res.headersSent) {
       res.destroy();
@@ -482,6 +531,9 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     }
 
     const auth = await admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(vendor.name));
+    // Over a hard budget, every route is refused: a call's price is known only once it has run.
+    const budgetRead = budgetGuard?.check(auth);
+    if (budgetRead) await budgetRead;
     if (auth.models && (!spec || spec.model === 'hidden')) {
       throw new ApiError(
         'forbidden',
@@ -528,12 +580,13 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       }
     }
     const model = spec?.model === 'batch' ? undefined : models[0];
+    call.span?.request(auth, model);
     if (needsBalance(models)) await assertBalance(auth);
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
     const named = namedObjects(spec, vendor, params, r.query, text);
     let owner: ObjectOwner | undefined;
-    let key: string | undefined;
+    let key: VendorKey | undefined;
     if (named.length) {
       const owners = await objects.recall(vendor.name, named);
       if (owners.some((o) => o && o.accountId !== auth.accountId)) {
@@ -596,6 +649,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         logger.error({ err, vendor: vendor.name }, 'recording gateway usage failed');
       const record = (readings: UsageReading[]) => {
         if (!readings.length) return;
+        call.span?.usage(readings);
         const posted = billOnce
           ? accountOnce(upstream, auth, readings, billOnce)
           : account(upstream, auth, model, readings);
@@ -614,6 +668,8 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     call.closed = proxy.forward(req, res, {
       upstream,
       key,
+      pinned: owner !== undefined,
+      onKey: (served) => (key = served),
       path: query ? `${r.path}?${query}` : r.path,
       body: sent ?? (hasBody ? req : null),
       transform,
@@ -648,6 +704,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
       },
       onClose: (exchange) => {
         observe(upstream, exchange);
+        call.span?.upstream(exchange);
         // What was seen so far when the client left early (a batch's results are billed only when whole).
         if (!recorded && !(billOnce && !exchange.complete)) void recordUsage();
       },
@@ -688,6 +745,18 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
         route: routeLabel(r),
         upstream: upstreams[r.resolution.vendor.name],
       };
+      if (tracing) {
+        const { resolution } = r;
+        call.span = tracing.gatewayCall(req, {
+          start,
+          vendor: resolution.vendor.name,
+          method: req.method!,
+          template: resolution.kind === 'route' ? resolution.route.template : undefined,
+          route: call.route,
+          requestId: call.requestId,
+          origin: call.upstream.origin,
+        });
+      }
       finish(req, res, call);
       handle(req, res, call, r).catch((err: unknown) => refuse(req, res, call, err));
     },
@@ -713,6 +782,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
               );
             assertModelAllowed(auth, model);
           }
+          await budgetGuard?.check(auth);
           if (model && prices.has(model)) await assertBalance(auth);
         },
         key: upstream.nextKey(),
@@ -728,6 +798,7 @@ export function createGateway({ config, accounts, store, metrics, logger }: Gate
     },
     flushUsage: () => meter.flush(),
     close: async () => {
+      keyHealth?.close();
       await proxy.close();
       await meter.close();
       await journal?.close();

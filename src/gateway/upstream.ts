@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Config } from '../config';
 import type { ApiError } from '../errors';
+import { KeyPool, type PoolHooks, type VendorKey } from './key-pool';
 import type { VendorDefinition, VendorName } from './vendor';
 import { VENDORS } from './vendors';
 
@@ -17,24 +17,27 @@ export interface Upstream {
   /** Headers filled in when the client sends none, as [lower-case name, value]. */
   readonly defaults: readonly (readonly [string, string])[];
   readonly keyCount: number;
-  /** Next vendor key of the pool (round robin); undefined when none is configured. */
-  nextKey(): string | undefined;
+  /** The vendor's keys (and fallback origins): rotation, cooldowns, failover (src/gateway/key-pool.ts). */
+  readonly pool: KeyPool;
+  /** Next vendor key of the pool (weighted round robin over healthy keys); undefined when none is configured. */
+  nextKey(): VendorKey | undefined;
   /** A key's fingerprint: how a remembered object names the key it was created with (never the key itself). */
-  fingerprint(key: string): string;
+  fingerprint(key: VendorKey): string;
   /** The pool's key with this fingerprint, if it is still in the pool. */
-  keyOf(fingerprint: string): string | undefined;
+  keyOf(fingerprint: string): VendorKey | undefined;
   /** Writes one of Genway's own refusals in this vendor's error shape (plain node:http). */
   renderError(res: ServerResponse, err: ApiError, headers: Record<string, string>): void;
 }
 
-const fingerprint = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 24);
-
-export function bindUpstream(def: VendorDefinition, config: Config['gateway'][VendorName]): Upstream {
+export function bindUpstream(
+  def: VendorDefinition,
+  config: Config['gateway'][VendorName],
+  failover: Config['gateway']['failover'],
+  hooks?: PoolHooks,
+): Upstream {
   const origin = new URL(config.baseUrl);
   const basePath = origin.pathname.replace(/\/+$/, '');
-  const keys = [...config.apiKeys];
-  const byFingerprint = new Map(keys.map((k) => [fingerprint(k), k]));
-  let turn = 0;
+  const pool = new KeyPool(def.name, config, failover, hooks);
   return {
     def,
     name: def.name,
@@ -44,10 +47,11 @@ export function bindUpstream(def: VendorDefinition, config: Config['gateway'][Ve
     defaults: Object.entries(def.defaultHeaders?.(config) ?? {}).map(
       ([n, v]) => [n.toLowerCase(), v] as const,
     ),
-    keyCount: keys.length,
-    nextKey: () => (keys.length ? keys[turn++ % keys.length] : undefined),
-    fingerprint,
-    keyOf: (fp) => byFingerprint.get(fp),
+    keyCount: pool.members.length,
+    pool,
+    nextKey: () => pool.first(),
+    fingerprint: (key) => key.fingerprint,
+    keyOf: (fp) => pool.keyOf(fp),
     renderError: (res, err, headers) => {
       const payload = JSON.stringify(def.errorBody(err.status, err.message));
       res.writeHead(err.status, {
@@ -61,9 +65,8 @@ export function bindUpstream(def: VendorDefinition, config: Config['gateway'][Ve
   };
 }
 
-export function bindUpstreams(gateway: Config['gateway']): Record<VendorName, Upstream> {
-  return Object.fromEntries(VENDORS.map((def) => [def.name, bindUpstream(def, gateway[def.name])])) as Record<
-    VendorName,
-    Upstream
-  >;
+export function bindUpstreams(gateway: Config['gateway'], hooks?: PoolHooks): Record<VendorName, Upstream> {
+  return Object.fromEntries(
+    VENDORS.map((def) => [def.name, bindUpstream(def, gateway[def.name], gateway.failover, hooks)]),
+  ) as Record<VendorName, Upstream>;
 }

@@ -6,6 +6,7 @@ import type { AuthContext } from '../accounts/service';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
 import { hasOwnVia, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
+import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
 import { UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
@@ -54,8 +55,8 @@ export interface WebSocketProxyOptions {
   admit(): Promise<AuthContext>;
   /** Allow-list and balance for one response's model; throws the refusal. */
   check(auth: AuthContext, model: string | undefined): Promise<void>;
-  /** The vendor key this connection uses. */
-  key: string | undefined;
+  /** The vendor key (and origin) this connection uses; no other is tried (see docs/decisions.md). */
+  key: VendorKey | undefined;
   onUsage(auth: AuthContext, model: string | undefined, readings: UsageReading[]): void;
 }
 
@@ -186,22 +187,23 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
   const auth = await o.admit();
   const format = route.usage ? upstream.def.usage[route.usage] : undefined;
 
-  const headers: Record<string, string | string[]> = { host: upstream.origin.host };
+  const at = o.key ?? upstream;
+  const headers: Record<string, string | string[]> = { host: at.origin.host };
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const lower = req.rawHeaders[i].toLowerCase();
     if (DROP.has(lower) || upstream.def.dropHeaders?.includes(lower)) continue;
     const prev = headers[lower];
     headers[lower] = prev === undefined ? req.rawHeaders[i + 1] : [prev].flat().concat(req.rawHeaders[i + 1]);
   }
-  if (o.key) headers[upstream.def.keyTo.header] = upstream.def.keyTo.value(o.key);
+  if (o.key) headers[upstream.def.keyTo.header] = upstream.def.keyTo.value(o.key.key);
   for (const [name, value] of upstream.defaults) headers[name] ??= value;
   headers.via = req.headers.via ? `${req.headers.via}, 1.1 ${VIA_NAME}` : `1.1 ${VIA_NAME}`;
 
-  const client = upstream.origin.protocol === 'https:' ? https : http;
-  const path = upstream.basePath + o.path + (o.query ? `?${o.query}` : '');
+  const client = at.origin.protocol === 'https:' ? https : http;
+  const path = at.basePath + o.path + (o.query ? `?${o.query}` : '');
   const up = client.request({
-    host: upstream.origin.hostname,
-    port: upstream.origin.port || undefined,
+    host: at.origin.hostname,
+    port: at.origin.port || undefined,
     method: 'GET',
     path,
     headers,

@@ -12,6 +12,7 @@ const AUTH_FAILURE_MESSAGES: AuthMessages = {
   malformed: 'Malformed API key: expected Authorization: Bearer gwk_...',
   unknown: 'Invalid API key',
   revoked: 'Invalid API key: this key has been revoked',
+  expired: 'Invalid API key: this key has expired',
 };
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -53,7 +54,7 @@ export async function admit(
   const { auth, hash } = recalled;
   const limit = auth.rateLimit ?? defaultLimit;
   const gate = await keyGate.pass(hash, auth.keyId, limit);
-  if (gate === 'unknown' || gate === 'revoked') {
+  if (gate === 'unknown' || gate === 'revoked' || gate === 'expired') {
     accounts.forget(hash);
     throw unauthorized(messages[gate]);
   }
@@ -61,6 +62,7 @@ export async function admit(
     onRateLimited();
     throw rateLimitError(limit, gate.retryAfterMs);
   }
+  accounts.noteUse(hash);
   return auth;
 }
 

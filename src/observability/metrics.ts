@@ -1,9 +1,10 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { HotCounter, HotHistogram } from './hot-metrics';
 
 /**
  * Every Prometheus metric Genway exports, defined in one place. Labels never carry key or account ids:
- * their cardinality would grow with the customer base. What is touched on every request uses the lean
+ * their cardinality would grow with the customer base (a vendor key's configured id is a label: those are few and
+ * fixed by the config, and never the key itself). What is touched on every request uses the lean
  * HotCounter / HotHistogram (same registry, same text format); the rest is plain prom-client.
  */
 export function createMetrics() {
@@ -68,6 +69,18 @@ export function createMetrics() {
       name: 'genway_gateway_upstream_responses_total',
       help: 'LLM gateway: upstream responses by vendor and status code (network errors and timeouts as code 0)',
       labelNames: ['vendor', 'code'] as const,
+      registers: [registry],
+    }),
+    gatewayVendorKeyAttempts: new HotCounter({
+      name: 'genway_gateway_vendor_key_attempts_total',
+      help: 'LLM gateway: tries on each vendor key (by its configured id, never the key), by outcome (ok, client_error, rate_limited, server_error, connect_error, timeout, error)',
+      labelNames: ['vendor', 'key_id', 'outcome'] as const,
+      registers: [registry],
+    }),
+    gatewayVendorKeyCooldown: new Gauge({
+      name: 'genway_gateway_vendor_key_cooldown_seconds',
+      help: "LLM gateway: seconds left of a vendor key's cooldown as this replica sees it (0 = in the rotation), by vendor and key id",
+      labelNames: ['vendor', 'key_id'] as const,
       registers: [registry],
     }),
     gatewayTokens: new Counter({

@@ -14,6 +14,7 @@ export function createStore(config: Config): Store {
   const options = {
     taskRetentionMs: config.tasks.retentionMs,
     ledgerRetentionMs: config.accounts.ledgerRetentionMs,
+    usageDayRetentionMs: config.accounts.usageDayRetentionMs,
   };
   return config.store.redisUrl
     ? createRedisStore(redisTarget(config.store), config.store.prefix, options)

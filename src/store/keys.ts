@@ -22,6 +22,16 @@ export function redisKeys(prefix: string, cluster = false) {
     account: (accountId: string) => `${ofAccount(accountId)}account:${accountId}`,
     /** set of keyIds */
     accountKeys: (accountId: string) => `${ofKeys}account:${accountId}:keys`,
+    /** set of every accountId (the admin's account list) */
+    accounts: `${p}accounts`,
+    /**
+     * hash: one usage rollup of an account (src/accounts/usage.ts): grain `d` (day) or `m` (month), `stamp` the
+     * period, dimension `t` (field `t`), `m` (field = model) or `k` (field = keyId) -> packed counters
+     */
+    usage: (accountId: string, grain: 'd' | 'm', stamp: string, dimension: 't' | 'm' | 'k') =>
+      `${ofAccount(accountId)}usage:${accountId}:${grain}:${stamp}:${dimension}`,
+    /** hash: `account` | `key:<keyId>` -> packed budget; `fired:<scope>` -> `<stamp>:<level>` raised */
+    budgets: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:budgets`,
     /** list of JSON LedgerEntry, append-only */
     ledger: (accountId: string) => `${ofAccount(accountId)}account:${accountId}:ledger`,
     /** hash `${kind}:${reference}` -> JSON LedgerEntry (idempotency of postings) */
@@ -63,6 +73,8 @@ export function redisKeys(prefix: string, cluster = false) {
     keyUsage: (keyId: string) => `${p}key:${keyId}:usage`,
     /** string: JSON ObjectOwner of a vendor object made through the gateway, expires with gateway.objectTtlMs */
     vendorObject: (vendor: string, id: string) => `${p}gw-object:${vendor}:${id}`,
+    /** hash `vendor:keyId` -> until (epoch ms, Redis's clock): vendor keys in cooldown, shared by every replica */
+    vendorKeyCooldowns: `${p}gw-key-cooldowns`,
     /** prefix handed to BullMQ for its queues (in a cluster, one hash tag: BullMQ's scripts touch several keys) */
     bullPrefix: cluster ? `{${prefix}:bull}` : `${prefix}:bull`,
   };

@@ -1,5 +1,6 @@
 import type { AccountStore, KeyGate } from '../accounts/store';
 import type { BatchStore } from '../batches/store';
+import type { VendorKeyHealth } from '../gateway/key-health';
 import type { VendorObjectStore } from '../gateway/objects';
 import type { UsageStore } from '../gateway/store';
 import type { TaskEvents } from '../tasks/events';
@@ -12,6 +13,8 @@ export interface StoreOptions {
   taskRetentionMs: number;
   /** How long a ledger entry is kept (its reference with it); older ones go as new ones are posted. */
   ledgerRetentionMs: number;
+  /** How long a day row of the usage rollups is kept (Redis: expiry of the day's hashes). */
+  usageDayRetentionMs?: number;
 }
 
 export interface Store {
@@ -25,6 +28,7 @@ export interface Store {
   readonly deliveryLog: DeliveryLogStore;
   readonly usage: UsageStore;
   readonly vendorObjects: VendorObjectStore;
+  readonly vendorKeyHealth: VendorKeyHealth;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -5,6 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import { integralDecimalAt, jsonBody } from '../http/validate';
 import type { Request, Response } from 'express';
 import { ApiError } from '../errors';
+import type { Tracing } from '../observability/tracing';
 import { MAX_WAIT_SECONDS, type TaskService } from './service';
 import { statusRecord } from './views';
 
@@ -61,9 +62,11 @@ export function keepDecimalDuration(
 export function tasksRouter({
   tasks,
   bodyLimitBytes,
+  tracing,
 }: {
   tasks: TaskService;
   bodyLimitBytes: number;
+  tracing?: Tracing;
 }): Router {
   const router = express.Router();
   defineRoute(router, '/generateTask/:model', {
@@ -75,9 +78,16 @@ export function tasksRouter({
           body && typeof body === 'object'
             ? { ...body, input: keepDecimalDuration(body.input, req, ['input']) }
             : body;
-        const waitMs = preferredWaitMs(req, res);
         const auth = res.locals.auth!;
+        const span = tracing?.taskSubmit(req, res, {
+          model: req.params.model as string,
+          requestId: res.locals.requestId,
+          keyId: auth.keyId,
+          accountId: auth.accountId,
+        });
+        const waitMs = preferredWaitMs(req, res);
         const created = await tasks.submit(auth, req.params.model as string, submitted);
+        span?.done(created.taskId, created.prepared.chargeMicros);
         if (!waitMs) return void res.json(ok({ taskId: created.taskId }));
         // Held: the same answer, plus the task's state once it is terminal or the wait is over.
         const task = await tasks.settled(created, waitMs, clientGone(res));

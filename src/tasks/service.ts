@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertModelAllowed, type AuthContext } from '../accounts/service';
+import { assertModelAllowed, budgetError, type AuthContext } from '../accounts/service';
 import type { AccountsService } from '../accounts/service';
 import { submittedModel } from '../catalog';
 import type { Catalog, PreparedTask, TaskModel } from '../catalog/types';
@@ -149,10 +149,17 @@ export class TaskService {
       await scheduleStep(this.deps.scheduler, task.taskId, 'start', 0);
     }
     const created = await this.deps.store.createWithCharge(task);
-    if (created === 'insufficient_balance')
-      throw this.insufficient(prepared, await this.deps.accounts.balanceUsd(auth.accountId));
-    if (created === 'unknown_account') throw new ApiError('unauthorized', 'Invalid API key');
-    return task;
+    switch (created.status) {
+      case 'created':
+        this.deps.accounts.budgetEvents(created.budgetEvents);
+        return task;
+      case 'insufficient_balance':
+        throw this.insufficient(prepared, await this.deps.accounts.balanceUsd(auth.accountId));
+      case 'over_budget':
+        throw budgetError(created.budget);
+      case 'unknown_account':
+        throw new ApiError('unauthorized', 'Invalid API key');
+    }
   }
 
   /**
@@ -330,7 +337,12 @@ export class TaskService {
         charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros,
       );
     }
-    if (refund > 0) await this.deps.accounts.refund(task.accountId, refund, `task:${task.taskId}`);
+    if (refund > 0)
+      await this.deps.accounts.refund(task.accountId, refund, `task:${task.taskId}`, {
+        keyId: task.keyId,
+        model: task.model,
+        source: 'tasks',
+      });
   }
 
   private insufficient(prepared: PreparedTask, balanceUsd: number): ApiError {

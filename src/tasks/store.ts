@@ -1,12 +1,20 @@
+import type { BudgetEvent, BudgetRefusal } from '../accounts/usage';
 import type { Page, PageRequest } from '../listing';
 import type { TaskRecord, TaskState } from './types';
 
-export type CreateResult = 'created' | 'insufficient_balance' | 'unknown_account';
+export type CreateResult =
+  /** With the budget thresholds the charge crossed, for the account's webhook. */
+  | { status: 'created'; budgetEvents?: BudgetEvent[] }
+  | { status: 'insufficient_balance' }
+  | { status: 'unknown_account' }
+  /** The charge would take the key's or the account's spend over a hard budget: nothing was written. */
+  | { status: 'over_budget'; budget: BudgetRefusal };
 
 export interface TaskStore {
   /**
    * Charges `task.prepared.chargeMicros` (ledger reference `task:<taskId>`) and writes the task, in one atomic
-   * step: when the charge does not fit, nothing is written.
+   * step: when the charge does not fit the balance or a budget, nothing is written. The charge counts on the
+   * usage rollups of the task's key and model.
    */
   createWithCharge(task: TaskRecord): Promise<CreateResult>;
   get(taskId: string): Promise<TaskRecord | null>;

@@ -14,6 +14,11 @@ function key(overrides: Partial<KeyRecord> = {}): KeyRecord {
     rateLimit: null,
     createdAt: 1000,
     revokedAt: null,
+    expiresAt: null,
+    lastUsedAt: null,
+    prefix: null,
+    metadata: null,
+    rotatedFrom: null,
     ...overrides,
   };
 }

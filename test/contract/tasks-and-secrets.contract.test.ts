@@ -56,26 +56,26 @@ describe.each(adapters.map((a) => [a.name, a] as const))('TaskStore contract (%s
   });
 
   test('charge and create are one step; a charge that does not fit writes nothing', async () => {
-    expect(await store.tasks.createWithCharge(task())).toBe('created');
+    expect(await store.tasks.createWithCharge(task())).toEqual({ status: 'created' });
     expect(await store.tasks.get(tid('1'))).toEqual(task());
     expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
     expect(
       await store.tasks.createWithCharge(
         task({ taskId: tid('2'), prepared: { ...task().prepared, chargeMicros: 701 } }),
       ),
-    ).toBe('insufficient_balance');
+    ).toEqual({ status: 'insufficient_balance' });
     expect(await store.tasks.get(tid('2'))).toBeNull();
     expect(await store.accounts.balanceMicros('acct_1')).toBe(700);
     expect(
       await store.tasks.createWithCharge(task({ taskId: tid('3', 'acct_nope'), accountId: 'acct_nope' })),
-    ).toBe('unknown_account');
+    ).toEqual({ status: 'unknown_account' });
   });
 
   test('concurrent creations never overdraw', async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => store.tasks.createWithCharge(task({ taskId: tid(`c${i}`) }))),
     );
-    expect(results.filter((r) => r === 'created')).toHaveLength(3);
+    expect(results.filter((r) => r.status === 'created')).toHaveLength(3);
     expect(await store.accounts.balanceMicros('acct_1')).toBe(100);
   });
 

@@ -31,7 +31,7 @@ export async function startGateway(
   );
   const h = createHarness({
     ...options,
-    workers: false,
+    workers: options.workers ?? false,
     overlay: deepMerge(options.overlay ?? {}, { gateway }),
   });
   // The server `genway serve` runs: its timeouts, connection cap and early close are part of what is tested.

@@ -7,6 +7,7 @@ import { adminAccount, listeningPort, PROCESS_ADMIN, redisProcessEnv, startGenwa
 import { describeRedis } from '../helpers/redis';
 import { ownRedis, type OwnRedis } from '../helpers/redis-server';
 import { fundedKey } from '../helpers/services';
+import { eventually } from '../helpers/eventually';
 
 /**
  * Served calls are charged exactly once however Redis fails: killed with SIGKILL while calls are in flight and kept
@@ -14,20 +15,6 @@ import { fundedKey } from '../helpers/services';
  */
 const PRICES = { [CHAT_JSON.model]: { inputPerMTokUsd: 1, outputPerMTokUsd: 1 } };
 const CHAT = JSON.stringify({ model: CHAT_JSON.model, messages: [{ role: 'user', content: 'hi' }] });
-
-/** Runs `check` until it passes (its last failure is thrown after `timeoutMs`). */
-async function eventually(check: () => unknown, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 /** The next `n` vendor calls wait for release(); then each answers the canned chat completion. */
 function holdCalls(vendor: MockVendor, n: number) {

@@ -56,6 +56,11 @@ describeRedis('the Redis key gate across replicas', () => {
       rateLimit: null,
       createdAt: 1,
       revokedAt: null,
+      expiresAt: null,
+      lastUsedAt: null,
+      prefix: null,
+      metadata: null,
+      rotatedFrom: null,
     };
     await a.accounts.insertKey(key);
     return key;

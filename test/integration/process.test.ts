@@ -157,6 +157,56 @@ describe('the genway process', () => {
         balanceUsd: 7.5,
         keys: [{ keyId: key.keyId, models: ['image-gen', 'music'], rateLimit: { ratePerSec: 2, burst: 4 } }],
       });
+      // Key lifecycle, budgets and usage from the terminal.
+      const expires = new Date(Date.now() + 86_400_000).toISOString();
+      const labelled = await admin(
+        'keys',
+        'create',
+        accountId,
+        '--expires',
+        expires,
+        '--metadata',
+        '{"team":"ml"}',
+      );
+      expect(await admin('keys', 'get', labelled.keyId)).toMatchObject({
+        prefix: labelled.key.slice(0, 12),
+        expiresAt: expires,
+        metadata: { team: 'ml' },
+        status: 'active',
+      });
+      const rotated = await admin('keys', 'rotate', labelled.keyId, '--grace', '60');
+      expect(rotated).toMatchObject({ rotatedFrom: labelled.keyId });
+      expect((await admin('keys', 'list', accountId)).keys).toHaveLength(3);
+      expect(
+        await admin(
+          'budgets',
+          'set',
+          'account',
+          accountId,
+          '--period',
+          'month',
+          '--limit',
+          '5',
+          '--soft',
+          '80',
+        ),
+      ).toMatchObject({ scope: 'account', period: 'month', limitUsd: 5, softPercent: 80, spentUsd: 0 });
+      expect(await admin('budgets', 'get', 'key', rotated.keyId).catch(() => 'none')).toBe('none');
+      expect(await admin('budgets', 'delete', 'account', accountId)).toEqual({ deleted: true });
+      expect(await admin('usage', '--account', accountId, '--group-by', 'model')).toMatchObject({
+        accountId,
+        groupBy: 'model',
+        rows: [],
+      });
+      const csv = await promisify(execFile)(
+        process.execPath,
+        [MAIN, 'admin', 'usage', '--account', accountId, '--format', 'csv'],
+        { env },
+      );
+      expect(csv.stdout.split('\r\n')[0]).toMatch(/^day,requests,input_tokens,/);
+      expect((await admin('accounts', 'list')).accounts).toEqual(
+        expect.arrayContaining([expect.objectContaining({ accountId, balanceUsd: 7.5 })]),
+      );
       expect(await admin('keys', 'revoke', key.keyId)).toEqual({ keyId: key.keyId, revoked: true });
       await expect(
         promisify(execFile)(process.execPath, [MAIN, 'admin', 'accounts', 'get', 'acct_nope'], { env }),

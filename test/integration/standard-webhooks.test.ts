@@ -88,7 +88,7 @@ describe.each(modes)('Standard Webhooks (%s)', (_mode, redis) => {
       data: null,
     });
     expect((await admin('patch', `/accounts/${accountId}`, {})).body.message).toBe(
-      'body: must set at least one of name, webhookScheme',
+      'body: must set at least one of name, webhookScheme, budgetWebhookUrl',
     );
     expect((await admin('patch', `/accounts/${accountId}`, { balanceUsd: 5 })).body.message).toBe(
       'body: unknown field(s) balanceUsd',

@@ -34,15 +34,19 @@ async function tokens(metrics: ReturnType<typeof createMetrics>): Promise<Record
 /** The models the meter may name on /metrics (in Genway: the priced ones). */
 const PRICED = new Set(['m', 'o', 'same']);
 
+/** The rollups are the account store's (tested in the store contracts and the usage report tests). */
+const noRollup = async () => undefined;
+const KEY_1 = { keyId: 'key_1', accountId: 'acct_1' };
+
 describe('UsageMeter', () => {
   const logger = createLogger({ log: { level: 'silent' } } as never);
 
   test('sums calls per key and model into one store write per flush, and counts tokens once', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
-    for (let i = 0; i < 10; i++) meter.add('anthropic', 'key_1', 'm', call(3, 2));
-    meter.add('openai', 'key_1', 'o', call(1, 1));
+    const meter = new UsageMeter(store, noRollup, metrics, logger, 60_000, PRICED);
+    for (let i = 0; i < 10; i++) meter.add('anthropic', KEY_1, 'm', call(3, 2));
+    meter.add('openai', KEY_1, 'o', call(1, 1));
     expect(await store.get('key_1')).toEqual({}); // nothing written before a flush
     await meter.flush();
     expect(store.writes).toBe(2);
@@ -58,9 +62,9 @@ describe('UsageMeter', () => {
   test('one model name under two vendors: counted per vendor, added up in the key’s record', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
-    meter.add('anthropic', 'key_1', 'same', call(3, 0));
-    meter.add('openai', 'key_1', 'same', call(4, 0));
+    const meter = new UsageMeter(store, noRollup, metrics, logger, 60_000, PRICED);
+    meter.add('anthropic', KEY_1, 'same', call(3, 0));
+    meter.add('openai', KEY_1, 'same', call(4, 0));
     await meter.flush();
     const { values } = await metrics.gatewayTokens.get();
     expect(values.map((v) => [v.labels.vendor, v.labels.type, v.value])).toEqual([
@@ -79,8 +83,8 @@ describe('UsageMeter', () => {
 
   test('flushes on its own after flushMs', async () => {
     const store = new FlakyUsageStore();
-    const meter = new UsageMeter(store, createMetrics(), logger, 20);
-    meter.add('anthropic', 'key_1', 'm', call(1, 1));
+    const meter = new UsageMeter(store, noRollup, createMetrics(), logger, 20);
+    meter.add('anthropic', KEY_1, 'm', call(1, 1));
     for (let i = 0; i < 100 && store.writes === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect((await store.get('key_1')).m.requests).toBe(1);
   });
@@ -88,12 +92,12 @@ describe('UsageMeter', () => {
   test('a failed write is put back and written by the next flush, without counting its tokens twice', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
+    const meter = new UsageMeter(store, noRollup, metrics, logger, 60_000, PRICED);
     store.failures = 1;
-    meter.add('anthropic', 'key_1', 'm', call(5, 5));
+    meter.add('anthropic', KEY_1, 'm', call(5, 5));
     await meter.flush();
     expect(await store.get('key_1')).toEqual({});
-    meter.add('anthropic', 'key_1', 'm', call(1, 0));
+    meter.add('anthropic', KEY_1, 'm', call(1, 0));
     await meter.close();
     expect(await store.get('key_1')).toEqual({
       m: { requests: 2, input: 6, output: 5, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
@@ -104,9 +108,9 @@ describe('UsageMeter', () => {
   test('model names clients choose do not become series: unknown names are counted as `other`', async () => {
     const store = new FlakyUsageStore();
     const metrics = createMetrics();
-    const meter = new UsageMeter(store, metrics, logger, 60_000, PRICED);
-    for (let i = 0; i < 500; i++) meter.add('openai', 'key_1', `random-${i}`, call(1, 1));
-    meter.add('openai', 'key_1', 'm', call(2, 0));
+    const meter = new UsageMeter(store, noRollup, metrics, logger, 60_000, PRICED);
+    for (let i = 0; i < 500; i++) meter.add('openai', KEY_1, `random-${i}`, call(1, 1));
+    meter.add('openai', KEY_1, 'm', call(2, 0));
     await meter.flush();
     expect(await tokens(metrics)).toEqual({ 'other/input': 500, 'other/output': 500, 'm/input': 2 });
     // The key's own record keeps every name the client used.

@@ -2,11 +2,34 @@ import type {
   AccountPatch,
   AccountRecord,
   AccountStore,
+  AccountSummary,
   KeyRecord,
   LedgerEntry,
   PostRequest,
   PostResult,
 } from '../../accounts/store';
+import {
+  accountScope,
+  addRow,
+  budgetLevel,
+  dayOf,
+  emptyRow,
+  keyScope,
+  monthOf,
+  postingRow,
+  spendOf,
+  stampOf,
+  TOTAL,
+  type Budget,
+  type BudgetEvent,
+  type BudgetScope,
+  type BudgetState,
+  type Dimension,
+  type Grain,
+  type RollupRead,
+  type RollupRow,
+  type UsageDelta,
+} from '../../accounts/usage';
 
 interface AccountState {
   record: AccountRecord;
@@ -14,6 +37,11 @@ interface AccountState {
   keyIds: Set<string>;
   ledger: LedgerEntry[];
   refs: Map<string, LedgerEntry>;
+  /** `${grain}:${stamp}:${dimension}` -> row name -> counters. */
+  rollups: Map<string, Map<string, RollupRow>>;
+  budgets: Map<BudgetScope, Budget>;
+  /** scope -> `${stamp}:${level}`: the highest level already raised in that period. */
+  fired: Map<BudgetScope, string>;
 }
 
 /** A detached copy (callers never hold the stored record); cheaper than structuredClone on the auth path. */
@@ -22,6 +50,7 @@ function copyKey(key: KeyRecord): KeyRecord {
     ...key,
     models: key.models && [...key.models],
     rateLimit: key.rateLimit && { ...key.rateLimit },
+    metadata: key.metadata && structuredClone(key.metadata),
   };
 }
 
@@ -41,6 +70,9 @@ export class MemoryAccountStore implements AccountStore {
       keyIds: new Set(),
       ledger: [],
       refs: new Map(),
+      rollups: new Map(),
+      budgets: new Map(),
+      fired: new Map(),
     });
   }
 
@@ -53,6 +85,7 @@ export class MemoryAccountStore implements AccountStore {
     const state = this.accounts.get(accountId);
     if (!state) return null;
     state.record = { ...state.record, ...patch };
+    if (state.record.budgetWebhookUrl === null) delete state.record.budgetWebhookUrl;
     return { ...state.record };
   }
 
@@ -69,9 +102,11 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   /** The key gate's check, synchronous in this process. */
-  keyStatus(hash: string): 'active' | 'revoked' | 'unknown' {
+  keyStatus(hash: string, now: number): 'active' | 'revoked' | 'expired' | 'unknown' {
     const key = this.keysByHash.get(hash);
-    return !key ? 'unknown' : key.revokedAt === null ? 'active' : 'revoked';
+    if (!key) return 'unknown';
+    if (key.revokedAt !== null) return 'revoked';
+    return key.expiresAt !== null && now >= key.expiresAt ? 'expired' : 'active';
   }
 
   async getKey(keyId: string): Promise<KeyRecord | null> {
@@ -91,6 +126,97 @@ export class MemoryAccountStore implements AccountStore {
     return copyKey(key);
   }
 
+  async expireKey(keyId: string, expiresAt: number): Promise<KeyRecord | null> {
+    const key = this.keysById.get(keyId);
+    if (!key) return null;
+    key.expiresAt = key.expiresAt === null ? expiresAt : Math.min(key.expiresAt, expiresAt);
+    return copyKey(key);
+  }
+
+  async touchKey(hash: string, at: number): Promise<void> {
+    const key = this.keysByHash.get(hash);
+    if (key) key.lastUsedAt = Math.max(key.lastUsedAt ?? 0, at);
+  }
+
+  async listAccounts(): Promise<AccountSummary[]> {
+    return [...this.accounts.values()].map((s) => ({
+      accountId: s.record.accountId,
+      name: s.record.name,
+      createdAt: s.record.createdAt,
+      balanceMicros: s.balanceMicros,
+    }));
+  }
+
+  async setBudget(accountId: string, scope: BudgetScope, budget: Budget | null): Promise<void> {
+    const state = this.accounts.get(accountId);
+    if (!state) return;
+    if (budget) state.budgets.set(scope, { ...budget });
+    else state.budgets.delete(scope);
+  }
+
+  async budgetStates(accountId: string, at: number): Promise<BudgetState[]> {
+    const state = this.accounts.get(accountId);
+    if (!state) return [];
+    return [...state.budgets].map(([scope, budget]) => this.budgetState(state, scope, budget, at));
+  }
+
+  private budgetState(state: AccountState, scope: BudgetScope, budget: Budget, at: number): BudgetState {
+    const stamp = stampOf(budget.period, at);
+    const grain: Grain = budget.period === 'day' ? 'd' : 'm';
+    const row =
+      scope === accountScope
+        ? state.rollups.get(`${grain}:${stamp}:t`)?.get(TOTAL)
+        : state.rollups.get(`${grain}:${stamp}:k`)?.get(scope.slice(4));
+    return { ...budget, scope, stamp, spentMicros: row ? spendOf(row) : 0 };
+  }
+
+  /** The budgets a posting of the key counts against. */
+  private budgetsOf(state: AccountState, keyId: string): [BudgetScope, Budget][] {
+    const out: [BudgetScope, Budget][] = [];
+    const account = state.budgets.get(accountScope);
+    if (account) out.push([accountScope, account]);
+    const key = state.budgets.get(keyScope(keyId));
+    if (key) out.push([keyScope(keyId), key]);
+    return out;
+  }
+
+  async addUsage(delta: UsageDelta): Promise<void> {
+    const state = this.accounts.get(delta.accountId);
+    if (state) this.addRows(state, delta.at, delta.model, delta.keyId, delta.counts);
+  }
+
+  private addRows(state: AccountState, at: number, model: string, keyId: string, counts: RollupRow): void {
+    for (const [grain, stamp] of [
+      ['d', dayOf(at)],
+      ['m', monthOf(at)],
+    ] as const) {
+      for (const [dimension, name] of [
+        ['t', TOTAL],
+        ['m', model],
+        ['k', keyId],
+      ] as const) {
+        const id = `${grain}:${stamp}:${dimension}`;
+        let rows = state.rollups.get(id);
+        if (!rows) state.rollups.set(id, (rows = new Map()));
+        const row = rows.get(name);
+        if (row) addRow(row, counts);
+        else rows.set(name, addRow(emptyRow(), counts));
+      }
+    }
+  }
+
+  async readUsage(
+    accountId: string,
+    dimension: Dimension,
+    reads: RollupRead[],
+  ): Promise<Map<string, RollupRow>[]> {
+    const state = this.accounts.get(accountId);
+    return reads.map(({ grain, stamp }) => {
+      const rows = state?.rollups.get(`${grain}:${stamp}:${dimension}`);
+      return new Map([...(rows ?? [])].map(([name, row]) => [name, [...row]]));
+    });
+  }
+
   async balanceMicros(accountId: string): Promise<number | null> {
     return this.accounts.get(accountId)?.balanceMicros ?? null;
   }
@@ -101,7 +227,15 @@ export class MemoryAccountStore implements AccountStore {
     const refKey = `${request.kind}:${request.reference}`;
     const previous = state.refs.get(refKey);
     if (previous) return { status: 'duplicate', entry: { ...previous } };
-    const { atMost, ...posting } = request;
+    const { atMost, usage, enforceBudgets, ...posting } = request;
+    const budgets = usage ? this.budgetsOf(state, usage.keyId) : [];
+    if (request.kind === 'charge' && enforceBudgets) {
+      for (const [scope, budget] of budgets) {
+        const current = this.budgetState(state, scope, budget, request.at);
+        if (current.spentMicros + request.amountMicros > budget.limitMicros)
+          return { status: 'over_budget', budget: current };
+      }
+    }
     if (request.kind === 'charge' && atMost && state.balanceMicros > 0) {
       posting.amountMicros = Math.min(posting.amountMicros, state.balanceMicros);
     }
@@ -121,7 +255,24 @@ export class MemoryAccountStore implements AccountStore {
       state.refs.delete(`${old.kind}:${old.reference}`);
     }
     if (drop) state.ledger.splice(0, drop);
-    return { status: 'applied', entry: { ...entry } };
+    if (!usage || posting.kind === 'credit') return { status: 'applied', entry: { ...entry } };
+    this.addRows(
+      state,
+      entry.at,
+      usage.model,
+      usage.keyId,
+      postingRow(usage.source, posting.kind, entry.amountMicros),
+    );
+    const budgetEvents: BudgetEvent[] = [];
+    for (const [scope, budget] of budgets) {
+      const current = this.budgetState(state, scope, budget, entry.at);
+      const level = budgetLevel(budget, current.spentMicros);
+      const [firedStamp, firedLevel] = (state.fired.get(scope) ?? ':0').split(':');
+      if (level === 0 || (firedStamp === current.stamp && Number(firedLevel) >= level)) continue;
+      state.fired.set(scope, `${current.stamp}:${level}`);
+      budgetEvents.push({ ...current, accountId: entry.accountId, level: level === 2 ? 'hard' : 'soft' });
+    }
+    return { status: 'applied', entry: { ...entry }, ...(budgetEvents.length ? { budgetEvents } : {}) };
   }
 
   async ledger(accountId: string): Promise<LedgerEntry[]> {

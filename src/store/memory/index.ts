@@ -6,6 +6,7 @@ import { MemoryWebhookSecretStore } from './webhook-secrets';
 import type { Store, StoreOptions } from '../types';
 import { MemoryUsageStore } from './usage';
 import { MemoryVendorObjectStore } from './vendor-objects';
+import { MemoryVendorKeyHealth } from './vendor-key-health';
 import { MemoryAccountStore } from './accounts';
 import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
@@ -23,6 +24,7 @@ export function createMemoryStore(options: StoreOptions): Store {
     batches: new MemoryBatchStore(),
     usage: new MemoryUsageStore(),
     vendorObjects: new MemoryVendorObjectStore(),
+    vendorKeyHealth: new MemoryVendorKeyHealth(),
     ping: async () => undefined,
     close: async () => undefined,
   };

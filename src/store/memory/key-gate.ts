@@ -10,7 +10,7 @@ export class MemoryKeyGate implements KeyGate {
   ) {}
 
   async pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): Promise<KeyGateResult> {
-    const status = this.accounts.keyStatus(hash);
+    const status = this.accounts.keyStatus(hash, Date.now());
     return status === 'active' ? this.limiter.take(bucketId, limit, cost) : status;
   }
 }

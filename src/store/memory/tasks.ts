@@ -30,12 +30,18 @@ export class MemoryTaskStore implements TaskStore {
       amountMicros: task.prepared.chargeMicros,
       reference: `task:${task.taskId}`,
       at: task.createTime,
+      usage: { keyId: task.keyId, model: task.model, source: 'tasks' },
+      enforceBudgets: true,
     });
-    if (result.status === 'insufficient_balance' || result.status === 'unknown_account') return result.status;
+    if (result.status === 'insufficient_balance' || result.status === 'unknown_account')
+      return { status: result.status };
+    if (result.status === 'over_budget') return result;
     this.tasks.set(task.taskId, { state: task.state, json: JSON.stringify(task) });
     this.index.add(task.accountId, indexMember(task.createTime, task.taskId));
     this.sweep(task.createTime);
-    return 'created';
+    return result.status === 'applied' && result.budgetEvents
+      ? { status: 'created', budgetEvents: result.budgetEvents }
+      : { status: 'created' };
   }
 
   async get(taskId: string): Promise<TaskRecord | null> {

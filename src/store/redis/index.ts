@@ -7,6 +7,7 @@ import { redisKeys } from '../keys';
 import type { Store, StoreOptions } from '../types';
 import { RedisUsageStore } from './usage';
 import { RedisVendorObjectStore } from './vendor-objects';
+import { RedisVendorKeyHealth } from './vendor-key-health';
 import { RedisAccountStore } from './accounts';
 import { createRedisConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
 import { RedisKeyGate } from './key-gate';
@@ -41,15 +42,23 @@ export function createRedisStore(
       keys,
       (hash) => keyGate.keyChanged(hash),
       options.ledgerRetentionMs,
+      options.usageDayRetentionMs,
     ),
     keyGate,
     batches: new RedisBatchStore(redis, keys),
-    tasks: new RedisTaskStore(redis, keys, options.taskRetentionMs, options.ledgerRetentionMs),
+    tasks: new RedisTaskStore(
+      redis,
+      keys,
+      options.taskRetentionMs,
+      options.ledgerRetentionMs,
+      options.usageDayRetentionMs,
+    ),
     taskEvents,
     webhookSecrets: new RedisWebhookSecretStore(redis, keys),
     deliveryLog: new RedisDeliveryLog(redis, keys),
     usage: new RedisUsageStore(redis, keys),
     vendorObjects: new RedisVendorObjectStore(redis, keys),
+    vendorKeyHealth: new RedisVendorKeyHealth(redis, keys),
     ping: async () => {
       await redis.ping();
     },

@@ -27,6 +27,11 @@ export const KEY_GATE_TIMING: Readonly<KeyGateTiming> = Object.freeze({
   retryMs: 100,
 });
 
+/** key_gate.lua's negative answers. */
+function gateRefusal(status: number): 'unknown' | 'revoked' | 'expired' {
+  return status === -1 ? 'unknown' : status === -2 ? 'revoked' : 'expired';
+}
+
 /** A lease this small is not topped up ahead of need: replicas must not hoard a small limit's tokens. */
 const PREFETCH_MIN = 4;
 /** Above this many leases held, lapsed ones are swept (at most once per lease lifetime). */
@@ -50,6 +55,8 @@ class Lease {
   /** Whole tokens the shared bucket held after this replica's last lease (for `remaining`). */
   shared = 0;
   inFlight = false;
+  /** The key's expiry (wall-clock ms) as the last lease reported it: no token is spent past it. */
+  keyExpiresAt = Infinity;
   /** Set when a key event (or a gap in the feed) dropped it: an answer that lands later is not used. */
   dropped = false;
   /** Requests waiting for the lease in flight, served in order. */
@@ -109,6 +116,11 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
       return this.perRequest(hash, bucketId, limit, cost);
     }
     const lease = this.leases.get(hash);
+    if (lease !== undefined && lease.keyExpiresAt !== Infinity && Date.now() >= lease.keyExpiresAt) {
+      // Past the key's expiry: key_gate.lua says so (and what a rotation may have changed meanwhile).
+      this.drop(lease);
+      return this.perRequest(hash, bucketId, limit, cost);
+    }
     if (lease !== undefined && lease.tokens >= cost && now < lease.expiresAt) {
       lease.tokens -= cost;
       if (
@@ -157,7 +169,7 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
     )) as number[];
     if (reply[0] < 0) {
       this.keyChanged(hash);
-      return reply[0] === -1 ? 'unknown' : 'revoked';
+      return gateRefusal(reply[0]);
     }
     return { allowed: reply[0] === 1, retryAfterMs: reply[1], remaining: reply[2] };
   }
@@ -203,7 +215,7 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
         [lease.limit.ratePerSec, lease.limit.burst, need, want, returned],
       )
       .then(
-        (reply) => this.settle(lease, reply as [number, number, number, string], want, now),
+        (reply) => this.settle(lease, reply as [number, number, number, string, string], want, now),
         (err: unknown) => {
           lease.inFlight = false;
           for (const waiter of lease.waiters.splice(0)) waiter.reject(err);
@@ -213,7 +225,7 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
 
   private settle(
     lease: Lease,
-    [status, retryAfterMs, remaining, granted]: [number, number, number, string],
+    [status, retryAfterMs, remaining, granted, keyExpiresAt]: [number, number, number, string, string],
     want: number,
     sentAt: number,
   ): void {
@@ -227,10 +239,11 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
     }
     if (status < 0) {
       this.drop(lease);
-      const result = status === -1 ? 'unknown' : 'revoked';
+      const result = gateRefusal(status);
       for (const w of waiters.splice(0)) w.resolve(result);
       return;
     }
+    lease.keyExpiresAt = keyExpiresAt ? Number(keyExpiresAt) : Infinity;
     const got = Number(granted);
     lease.tokens += got;
     lease.expiresAt = sentAt + this.timing.leaseMs;

@@ -1,6 +1,7 @@
 import type { RedisClient } from './connection';
 import type { RedisKeys } from '../keys';
-import { ledgerCutoff } from './accounts';
+import { ledgerCutoff, postingUsageArgs, postingUsageKeys } from './accounts';
+import type { BudgetEvent, BudgetRefusal } from '../../accounts/usage';
 import { LuaScript } from './scripts';
 import type { CreateResult, TaskStore } from '../../tasks/store';
 import type { TaskRecord, TaskState } from '../../tasks/types';
@@ -22,11 +23,12 @@ export class RedisTaskStore implements TaskStore {
     private readonly keys: RedisKeys,
     private readonly retentionMs: number,
     private readonly ledgerRetentionMs = Infinity,
+    private readonly usageDayRetentionMs = 0,
   ) {}
 
   async createWithCharge(task: TaskRecord): Promise<CreateResult> {
     const k = this.keys;
-    return (await taskCreate.run(
+    const [status, payload] = (await taskCreate.run(
       this.redis,
       [
         k.account(task.accountId),
@@ -34,6 +36,7 @@ export class RedisTaskStore implements TaskStore {
         k.ledgerRefs(task.accountId),
         k.task(task.taskId),
         k.taskIndex(task.accountId),
+        ...postingUsageKeys(k, task.accountId, task.createTime),
       ],
       [
         task.accountId,
@@ -44,8 +47,24 @@ export class RedisTaskStore implements TaskStore {
         ledgerCutoff(task.createTime, this.ledgerRetentionMs),
         indexMember(task.createTime, task.taskId),
         indexTrimBelow(task.createTime, this.retentionMs + INDEX_MARGIN_MS),
+        task.keyId,
+        task.model,
+        ...postingUsageArgs(task.createTime, this.usageDayRetentionMs),
       ],
-    )) as CreateResult;
+    )) as [string, string | undefined];
+    switch (status) {
+      case 'created':
+        return payload
+          ? { status, budgetEvents: JSON.parse(payload) as BudgetEvent[] }
+          : { status: 'created' };
+      case 'over_budget':
+        return { status, budget: JSON.parse(payload!) as BudgetRefusal };
+      case 'insufficient_balance':
+      case 'unknown_account':
+        return { status };
+      default:
+        throw new Error(`task_create answered ${status}`);
+    }
   }
 
   async get(taskId: string): Promise<TaskRecord | null> {

@@ -5,9 +5,10 @@
 --   cost      tokens needed now: with fewer in the bucket nothing is taken (0 for a lease taken ahead of need)
 --   want      tokens to take (>= cost, default cost); fewer, down to cost, when the bucket holds fewer
 --   returned  unspent tokens of the caller's lapsed lease, put back first (the bucket never exceeds burst)
--- Returns {-1} unknown, {-2} revoked, else {allowed (0|1), retryAfterMs, remaining, granted}: allowed when `cost`
--- tokens were there; retryAfterMs, when fewer than `want` were granted, the time until max(cost, 1) more are;
--- remaining the whole tokens left; granted (a string: cost may be fractional) the tokens taken, 0 when refused.
+-- Returns {-1} unknown, {-2} revoked, {-3} expired, else {allowed (0|1), retryAfterMs, remaining, granted,
+-- expiresAt}: allowed when `cost` tokens were there; retryAfterMs, when fewer than `want` were granted, the time
+-- until max(cost, 1) more are; remaining the whole tokens left; granted (a string: cost may be fractional) the
+-- tokens taken, 0 when refused; expiresAt the key's expiry ('' = none), so a lease is not spent past it.
 
 -- Token bucket on the server's clock (TIME), so every replica shares one notion of time.
 local function take_tokens(bucket, rate, burst, cost, want, returned)
@@ -42,6 +43,15 @@ end
 if redis.call('HEXISTS', KEYS[1], 'revokedAt') == 1 then
   return {-2}
 end
+local expires = redis.call('HGET', KEYS[1], 'expiresAt')
+if expires then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000 >= tonumber(expires) then
+    return {-3}
+  end
+end
 local cost = tonumber(ARGV[3])
-return take_tokens(KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), cost, tonumber(ARGV[4]) or cost,
+local reply = take_tokens(KEYS[2], tonumber(ARGV[1]), tonumber(ARGV[2]), cost, tonumber(ARGV[4]) or cost,
   tonumber(ARGV[5]) or 0)
+reply[5] = expires or ''
+return reply

@@ -9,4 +9,4 @@ end
 if redis.call('HSETNX', KEYS[1], 'revokedAt', ARGV[1]) == 1 then
   emit_key_event(KEYS[2], ARGV[4], 'revoked', ARGV[2], ARGV[3])
 end
-return redis.call('HMGET', KEYS[1], 'record', 'revokedAt')
+return redis.call('HMGET', KEYS[1], 'record', 'revokedAt', 'expiresAt', 'lastUsedAt')

@@ -1,0 +1,184 @@
+import type { Clock } from '../clock';
+import { ApiError } from '../errors';
+import { microsToUsd, usdToMicros } from '../money';
+import type { AuthContext } from './service';
+import { budgetError } from './service';
+import type { AccountStore } from './store';
+import {
+  accountScope,
+  keyScope,
+  stampOf,
+  type BudgetEvent,
+  type BudgetPeriod,
+  type BudgetScope,
+  type BudgetState,
+} from './usage';
+
+/** A budget as the API shows it. */
+export interface BudgetView {
+  scope: 'account' | 'key';
+  keyId?: string;
+  period: BudgetPeriod;
+  limitUsd: number;
+  softPercent: number | null;
+  /** The current period (`YYYY-MM-DD` or `YYYY-MM`, UTC) and what was spent in it. */
+  periodStart: string;
+  spentUsd: number;
+  remainingUsd: number;
+  exceeded: boolean;
+}
+
+export function budgetView(state: BudgetState, now: number): BudgetView {
+  const current = stampOf(state.period, now) === state.stamp;
+  const spent = current ? state.spentMicros : 0;
+  return {
+    scope: state.scope === accountScope ? 'account' : 'key',
+    ...(state.scope === accountScope ? {} : { keyId: state.scope.slice(4) }),
+    period: state.period,
+    limitUsd: microsToUsd(state.limitMicros),
+    softPercent: state.softPercent,
+    periodStart: stampOf(state.period, now),
+    spentUsd: microsToUsd(spent),
+    remainingUsd: microsToUsd(Math.max(0, state.limitMicros - spent)),
+    exceeded: spent >= state.limitMicros,
+  };
+}
+
+/** The budgets of one account as this replica last read them. */
+interface Known {
+  readAt: number;
+  states: BudgetState[];
+  loading?: Promise<void>;
+}
+
+const KNOWN_MAX = 10_000;
+
+/**
+ * The gateway's budget check at the start of a call, without a store round trip per call (Redis mode): each
+ * replica holds every active account's budgets and period spend, read again in the background once they are older
+ * than `freshMs`, and moved on at once by what its own postings report (a hard budget crossed). A call is refused
+ * once the spend in the current period reached the limit; a call's price is known only when it has run, so calls
+ * already running finish (docs/decisions.md states the overshoot bound). With `freshMs` 0 (embedded mode) every
+ * check reads the store, which is in this process.
+ *
+ * The task API does not use this: a task's price is known up front, and the store's charge refuses a task that
+ * would go over a budget atomically (ledger_post.lua, task_create.lua).
+ */
+export class BudgetGuard {
+  private readonly known = new Map<string, Known>();
+
+  constructor(
+    private readonly store: Pick<AccountStore, 'budgetStates'>,
+    private readonly clock: Clock,
+    private readonly freshMs: number,
+  ) {}
+
+  /** Throws 402 when a hard budget of the key or its account is spent; a promise only when it must read first. */
+  check(auth: AuthContext): Promise<void> | undefined {
+    const now = this.clock.now();
+    const entry = this.known.get(auth.accountId);
+    if (entry === undefined || this.freshMs === 0) {
+      return this.read(auth.accountId).then(() => this.assertWithin(auth, this.clock.now()));
+    }
+    if (now - entry.readAt >= this.freshMs && !entry.loading) void this.read(auth.accountId).catch(() => {});
+    this.assertWithin(auth, now);
+    return undefined;
+  }
+
+  /** A posting of this replica crossed a threshold: what it says of the spend holds at once here. */
+  note(event: BudgetEvent): void {
+    const entry = this.known.get(event.accountId);
+    if (!entry) return;
+    const state = entry.states.find((s) => s.scope === event.scope);
+    if (state && (state.stamp !== event.stamp || state.spentMicros < event.spentMicros)) {
+      state.stamp = event.stamp;
+      state.spentMicros = event.spentMicros;
+    }
+  }
+
+  /** A budget of the account changed on this replica: read it again on its next call. */
+  forget(accountId: string): void {
+    this.known.delete(accountId);
+  }
+
+  private assertWithin(auth: AuthContext, now: number): void {
+    const states = this.known.get(auth.accountId)?.states;
+    if (!states?.length) return;
+    const mine = keyScope(auth.keyId);
+    for (const state of states) {
+      if (state.scope !== accountScope && state.scope !== mine) continue;
+      if (stampOf(state.period, now) !== state.stamp) continue; // a new period: nothing spent yet
+      if (state.spentMicros >= state.limitMicros) throw budgetError(state);
+    }
+  }
+
+  private read(accountId: string): Promise<void> {
+    let entry = this.known.get(accountId);
+    if (!entry) {
+      if (this.known.size >= KNOWN_MAX) this.known.clear();
+      entry = { readAt: -Infinity, states: [] };
+      this.known.set(accountId, entry);
+    }
+    const target = entry;
+    if (target.loading) return target.loading;
+    const startedAt = this.clock.now();
+    target.loading = this.store
+      .budgetStates(accountId, startedAt)
+      .then((states) => {
+        target.states = states;
+        target.readAt = startedAt;
+      })
+      .finally(() => (target.loading = undefined));
+    return target.loading;
+  }
+}
+
+/** PUT .../budget bodies, checked by the routes: limits in USD. */
+export interface BudgetInput {
+  period: BudgetPeriod;
+  limitUsd: number;
+  softPercent?: number;
+}
+
+/** The admin side of budgets: set, remove, read, for an account or one of its keys. */
+export class Budgets {
+  constructor(
+    private readonly store: AccountStore,
+    private readonly clock: Clock,
+    private readonly guard: BudgetGuard,
+  ) {}
+
+  async set(accountId: string, scope: BudgetScope, input: BudgetInput): Promise<BudgetView> {
+    if (input.softPercent !== undefined && input.softPercent >= 100)
+      throw new ApiError('invalid_request', 'body.softPercent: must be below 100 (the hard limit is 100%)');
+    await this.store.setBudget(accountId, scope, {
+      period: input.period,
+      limitMicros: usdToMicros(input.limitUsd),
+      softPercent: input.softPercent ?? null,
+    });
+    this.guard.forget(accountId);
+    return (await this.get(accountId, scope))!;
+  }
+
+  async remove(accountId: string, scope: BudgetScope): Promise<void> {
+    await this.store.setBudget(accountId, scope, null);
+    this.guard.forget(accountId);
+  }
+
+  async get(accountId: string, scope: BudgetScope): Promise<BudgetView | null> {
+    const state = (await this.list(accountId)).find((s) => s.scope === scope);
+    return state ? budgetView(state, this.clock.now()) : null;
+  }
+
+  /** Every budget of the account (its own and its keys'), with the current period's spend. */
+  async views(accountId: string, keyId?: string): Promise<BudgetView[]> {
+    const now = this.clock.now();
+    return (await this.list(accountId))
+      .filter((s) => keyId === undefined || s.scope === accountScope || s.scope === keyScope(keyId))
+      .map((s) => budgetView(s, now));
+  }
+
+  private list(accountId: string): Promise<BudgetState[]> {
+    return this.store.budgetStates(accountId, this.clock.now());
+  }
+}

@@ -1,0 +1,153 @@
+-- Usage rollups and budgets, shared by the scripts that post money (ledger_post, task_create) and the meter's
+-- flushes (usage_add): the loader prepends this file to scripts that declare "-- needs: usage_lib".
+-- A rollup row is one hash field holding the packed counters of src/accounts/usage.ts ROLLUP_FIELDS. The six rollup
+-- hashes of a write come as one table, rk = {day total, day models, day keys, month total, month models, month keys}.
+-- Budgets live in one hash per account: 'account' or 'key:<keyId>' -> 'period,limitMicros,softPercent', and
+-- 'fired:<scope>' -> '<stamp>:<level>', the highest level already raised in that period (1 soft, 2 hard).
+local USAGE_WIDTH = 9
+
+local function usage_row(hash, field)
+  local v = {}
+  for i = 1, USAGE_WIDTH do
+    v[i] = 0
+  end
+  local packed = redis.call('HGET', hash, field)
+  if packed then
+    local i = 1
+    for n in string.gmatch(packed, '[^,]+') do
+      v[i] = tonumber(n) or 0
+      i = i + 1
+    end
+  end
+  return v
+end
+
+local function usage_bump(hash, field, deltas)
+  local v = usage_row(hash, field)
+  local out = {}
+  for i = 1, USAGE_WIDTH do
+    out[i] = string.format('%.0f', v[i] + (tonumber(deltas[i]) or 0))
+  end
+  redis.call('HSET', hash, field, table.concat(out, ','))
+end
+
+local function usage_add(rk, model, key_id, deltas, day_ttl)
+  for g = 0, 3, 3 do
+    usage_bump(rk[g + 1], 't', deltas)
+    usage_bump(rk[g + 2], model, deltas)
+    usage_bump(rk[g + 3], key_id, deltas)
+  end
+  if day_ttl and day_ttl > 0 then
+    for i = 1, 3 do
+      redis.call('PEXPIRE', rk[i], day_ttl)
+    end
+  end
+end
+
+-- The budgets a posting of key_id counts against: {scope, spec} pairs.
+local function budget_specs(budgets_key, key_id)
+  local out = {}
+  local specs = redis.call('HMGET', budgets_key, 'account', 'key:' .. key_id)
+  if specs[1] then
+    out[#out + 1] = {'account', specs[1]}
+  end
+  if specs[2] then
+    out[#out + 1] = {'key:' .. key_id, specs[2]}
+  end
+  return out
+end
+
+-- A budget's state now: its spec, the period it is in and what was spent in it.
+local function budget_state(rk, scope, spec, day_stamp, month_stamp)
+  local period, limit, soft = string.match(spec, '^([^,]*),([^,]*),?(.*)$')
+  local daily = period == 'day'
+  local base = daily and 0 or 3
+  local row
+  if scope == 'account' then
+    row = usage_row(rk[base + 1], 't')
+  else
+    row = usage_row(rk[base + 3], string.sub(scope, 5))
+  end
+  local soft_percent = cjson.null
+  if soft and soft ~= '' then
+    soft_percent = tonumber(soft)
+  end
+  return {
+    scope = scope, period = period, limitMicros = tonumber(limit), softPercent = soft_percent,
+    stamp = daily and day_stamp or month_stamp, spentMicros = row[7] + row[9]
+  }
+end
+
+local function budget_level(st)
+  if st.spentMicros >= st.limitMicros then
+    return 2
+  end
+  if st.softPercent ~= cjson.null and st.spentMicros * 100 >= st.limitMicros * st.softPercent then
+    return 1
+  end
+  return 0
+end
+
+-- The first budget a charge of `amount` would take over its limit, or nil.
+local function budget_refusal(budgets_key, rk, key_id, amount, day_stamp, month_stamp)
+  for _, b in ipairs(budget_specs(budgets_key, key_id)) do
+    local st = budget_state(rk, b[1], b[2], day_stamp, month_stamp)
+    if st.spentMicros + amount > st.limitMicros then
+      return st
+    end
+  end
+  return nil
+end
+
+-- Budgets that reached a level not yet raised in their period (each is then marked raised).
+local function budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp)
+  local events = {}
+  for _, b in ipairs(budget_specs(budgets_key, key_id)) do
+    local st = budget_state(rk, b[1], b[2], day_stamp, month_stamp)
+    local level = budget_level(st)
+    if level > 0 then
+      local fired = redis.call('HGET', budgets_key, 'fired:' .. b[1]) or ''
+      local fired_stamp, fired_level = string.match(fired, '^(.*):(%d+)$')
+      if not (fired_stamp == st.stamp and tonumber(fired_level) >= level) then
+        redis.call('HSET', budgets_key, 'fired:' .. b[1], st.stamp .. ':' .. level)
+        st.accountId = account_id
+        st.level = level == 2 and 'hard' or 'soft'
+        events[#events + 1] = st
+      end
+    end
+  end
+  return events
+end
+
+-- A posting's rollup row: spend (and a task's request) on the source's columns; a refund takes spend back.
+local function posting_deltas(source, kind, amount)
+  local d = {0, 0, 0, 0, 0, 0, 0, 0, 0}
+  local signed = amount
+  if kind == 'refund' then
+    signed = -amount
+  end
+  if source == 'gateway' then
+    d[7] = signed
+  else
+    d[9] = signed
+    if kind == 'charge' then
+      d[8] = 1
+    end
+  end
+  return d
+end
+
+-- After a posting was applied: its rollup rows, then the budget events it raised (a JSON array, or '').
+local function usage_after_posting(budgets_key, rk, entry_json, key_id, model, source, account_id, day_stamp,
+                                   month_stamp, day_ttl)
+  local entry = cjson.decode(entry_json)
+  if entry.kind == 'credit' then
+    return ''
+  end
+  usage_add(rk, model, key_id, posting_deltas(source, entry.kind, entry.amountMicros), day_ttl)
+  local events = budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp)
+  if #events == 0 then
+    return ''
+  end
+  return cjson.encode(events)
+end
