@@ -91,26 +91,33 @@ interface Target {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 
+/**
+ * A route's headers as its vendor's SDK sends them: the anthropic SDK puts the key in `x-api-key`, the openai SDK in
+ * `Authorization: Bearer` (Genway tells the vendors of the shared `/v1` paths apart by that header).
+ */
+function routeHeaders(target: Target, route: { name: string }): Record<string, string> {
+  if (route.name !== 'chat') return target.headers;
+  const { 'x-api-key': key, ...rest } = target.headers;
+  return { ...rest, authorization: `Bearer ${key}` };
+}
+
 /** One request; resolves with its latency (ms) and body. */
 function once(
   target: Target,
   path: string,
   body: string,
+  headers = target.headers,
 ): Promise<{ ms: number; status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const req = http.request(
-      `${target.base}${path}`,
-      { method: 'POST', headers: target.headers, agent },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ ms: performance.now() - t0, status: res.statusCode!, body: Buffer.concat(chunks) }),
-        );
-        res.on('error', reject);
-      },
-    );
+    const req = http.request(`${target.base}${path}`, { method: 'POST', headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ ms: performance.now() - t0, status: res.statusCode!, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
     req.on('error', reject);
     req.end(body);
   });
@@ -121,7 +128,7 @@ function fixedRate(target: Target, route: (typeof ROUTES)[number], rate: number,
   return paced({
     url: `${target.base}${route.path}`,
     method: 'POST',
-    headers: target.headers,
+    headers: routeHeaders(target, route),
     body: route.body,
     rate,
     seconds,
@@ -133,7 +140,7 @@ async function throughput(target: Target, route: (typeof ROUTES)[number]) {
   const result = await autocannon({
     url: `${target.base}${route.path}`,
     method: 'POST',
-    headers: target.headers,
+    headers: routeHeaders(target, route),
     body: route.body,
     connections: 32,
     duration: SECONDS,
@@ -344,7 +351,7 @@ async function main(): Promise<void> {
         await autocannon({
           url: `${target.base}${route.path}`,
           method: 'POST',
-          headers: target.headers,
+          headers: routeHeaders(target, route),
           body: route.body,
           connections: 32,
           duration: seconds,
@@ -363,7 +370,7 @@ async function main(): Promise<void> {
         await warm(target, 1);
         const perRoute = {} as Record<RouteName, RouteRound>;
         for (const route of ROUTES) {
-          const sample = await once(target, route.path, route.body);
+          const sample = await once(target, route.path, route.body, routeHeaders(target, route));
           const t = await throughput(target, route);
           const at100 = await fixedRate(target, route, 100, RATE_SECONDS);
           const at500 = await fixedRate(target, route, 500, RATE_SECONDS);

@@ -6,6 +6,7 @@ import { budgetError } from './service';
 import type { AccountStore } from './store';
 import {
   accountScope,
+  budgetCurrent,
   keyScope,
   stampOf,
   type BudgetEvent,
@@ -21,26 +22,36 @@ export interface BudgetView {
   period: BudgetPeriod;
   limitUsd: number;
   softPercent: number | null;
-  /** The current period (`YYYY-MM-DD` or `YYYY-MM`, UTC) and what was spent in it. */
+  /**
+   * The current period (`YYYY-MM-DD` or `YYYY-MM`, UTC; a window's start, ISO 8601) and what was spent in it; a
+   * window also shows its end and whether it is open now.
+   */
   periodStart: string;
+  periodEnd?: string;
+  active: boolean;
   spentUsd: number;
   remainingUsd: number;
   exceeded: boolean;
 }
 
 export function budgetView(state: BudgetState, now: number): BudgetView {
-  const current = stampOf(state.period, now) === state.stamp;
-  const spent = current ? state.spentMicros : 0;
+  const window = state.period === 'window';
+  const current = budgetCurrent(state, now);
+  // A calendar period begun since the spend was read has nothing spent yet; a window keeps its spend.
+  const spent = current || window ? state.spentMicros : 0;
   return {
     scope: state.scope === accountScope ? 'account' : 'key',
     ...(state.scope === accountScope ? {} : { keyId: state.scope.slice(4) }),
     period: state.period,
     limitUsd: microsToUsd(state.limitMicros),
     softPercent: state.softPercent,
-    periodStart: stampOf(state.period, now),
+    periodStart: window ? new Date(state.startsAt!).toISOString() : stampOf(state.period as 'day', now),
+    ...(window ? { periodEnd: new Date(state.endsAt!).toISOString() } : {}),
+    active: window ? current : true,
     spentUsd: microsToUsd(spent),
     remainingUsd: microsToUsd(Math.max(0, state.limitMicros - spent)),
-    exceeded: spent >= state.limitMicros,
+    // A window that is not open holds nothing back, whatever its limit.
+    exceeded: (!window || current) && spent >= state.limitMicros,
   };
 }
 
@@ -107,7 +118,7 @@ export class BudgetGuard {
     const mine = keyScope(auth.keyId);
     for (const state of states) {
       if (state.scope !== accountScope && state.scope !== mine) continue;
-      if (stampOf(state.period, now) !== state.stamp) continue; // a new period: nothing spent yet
+      if (!budgetCurrent(state, now)) continue; // a new period (nothing spent yet), or outside its window
       if (state.spentMicros >= state.limitMicros) throw budgetError(state);
     }
   }
@@ -133,11 +144,13 @@ export class BudgetGuard {
   }
 }
 
-/** PUT .../budget bodies, checked by the routes: limits in USD. */
+/** PUT .../budget bodies, checked by the routes: limits in USD, a window's bounds in ms. */
 export interface BudgetInput {
   period: BudgetPeriod;
   limitUsd: number;
   softPercent?: number;
+  startsAt?: number;
+  endsAt?: number;
 }
 
 /** The admin side of budgets: set, remove, read, for an account or one of its keys. */
@@ -151,10 +164,18 @@ export class Budgets {
   async set(accountId: string, scope: BudgetScope, input: BudgetInput): Promise<BudgetView> {
     if (input.softPercent !== undefined && input.softPercent >= 100)
       throw new ApiError('invalid_request', 'body.softPercent: must be below 100 (the hard limit is 100%)');
+    const window = input.period === 'window';
+    if (window && (input.startsAt === undefined || input.endsAt === undefined))
+      throw new ApiError('invalid_request', 'body.startsAt: a window needs startsAt and endsAt');
+    if (!window && (input.startsAt !== undefined || input.endsAt !== undefined))
+      throw new ApiError('invalid_request', 'body.startsAt: only a window has startsAt and endsAt');
+    if (window && input.endsAt! <= input.startsAt!)
+      throw new ApiError('invalid_request', 'body.endsAt: must be after startsAt');
     await this.store.setBudget(accountId, scope, {
       period: input.period,
       limitMicros: usdToMicros(input.limitUsd),
       softPercent: input.softPercent ?? null,
+      ...(window ? { startsAt: input.startsAt, endsAt: input.endsAt } : {}),
     });
     this.guard.forget(accountId);
     return (await this.get(accountId, scope))!;

@@ -416,8 +416,12 @@ export function assertModelAllowed(auth: AuthContext, model: string): void {
 /** The 402 of a call that would start over a hard budget (the caller renders it: envelope or vendor shape). */
 export function budgetError(budget: BudgetRefusal): ApiError {
   const whose = budget.scope === 'account' ? 'this account' : 'this API key';
+  const period =
+    budget.period === 'window'
+      ? `budget for ${new Date(budget.startsAt!).toISOString()} to ${new Date(budget.endsAt!).toISOString()}`
+      : `${budget.period === 'day' ? 'daily' : 'monthly'} budget (${budget.stamp}, UTC)`;
   return new ApiError(
     'insufficient_balance',
-    `Budget exceeded: ${whose} has spent ${microsToUsd(budget.spentMicros)} of its ${microsToUsd(budget.limitMicros)} USD ${budget.period === 'day' ? 'daily' : 'monthly'} budget (${budget.stamp}, UTC)`,
+    `Budget exceeded: ${whose} has spent ${microsToUsd(budget.spentMicros)} of its ${microsToUsd(budget.limitMicros)} USD ${period}`,
   );
 }

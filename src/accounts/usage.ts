@@ -131,8 +131,11 @@ export function daysOf(from: string, to: string): string[] {
   return days;
 }
 
-/** Budgets: a spend limit per key or per account over a calendar period (UTC). */
-export const BUDGET_PERIODS = ['day', 'month'] as const;
+/**
+ * Budgets: a spend limit per key or per account over a calendar period (a UTC day or month, spend read from the
+ * rollups) or a fixed window (`startsAt` to `endsAt`, spend counted by the postings made inside it).
+ */
+export const BUDGET_PERIODS = ['day', 'month', 'window'] as const;
 export type BudgetPeriod = (typeof BUDGET_PERIODS)[number];
 
 export interface Budget {
@@ -140,6 +143,9 @@ export interface Budget {
   limitMicros: number;
   /** Percent of the limit at which a `budget.threshold` event is raised once per period; null = none. */
   softPercent: number | null;
+  /** A window's bounds (ms since the epoch, end exclusive); absent for day and month. */
+  startsAt?: number;
+  endsAt?: number;
 }
 
 /** `account`, or `key:<keyId>`. */
@@ -149,9 +155,15 @@ export const keyScope = (keyId: string) => `key:${keyId}`;
 
 export interface BudgetState extends Budget {
   scope: BudgetScope;
-  /** The period the spend is for (`YYYY-MM-DD` or `YYYY-MM`). */
+  /** The period the spend is for (`YYYY-MM-DD`, `YYYY-MM`, or a window's start in ms). */
   stamp: string;
   spentMicros: number;
+}
+
+/** Whether a budget's state is about the period `now` is in (a day or month begun since is a fresh one). */
+export function budgetCurrent(state: BudgetState, now: number): boolean {
+  if (state.period === 'window') return now >= state.startsAt! && now < state.endsAt!;
+  return stampOf(state.period, now) === state.stamp;
 }
 
 /** A budget crossed one of its thresholds for the first time in its period (one event per level and period). */
@@ -163,20 +175,13 @@ export interface BudgetEvent extends BudgetState {
 /** Why a charge was refused: the first budget it would take over its limit. */
 export type BudgetRefusal = BudgetState;
 
+/** `period,limitMicros,softPercent,startsAt,endsAt` (empty fields for what a budget has not). */
 export function packBudget(b: Budget): string {
-  return `${b.period},${b.limitMicros},${b.softPercent ?? ''}`;
+  return `${b.period},${b.limitMicros},${b.softPercent ?? ''},${b.startsAt ?? ''},${b.endsAt ?? ''}`;
 }
 
-export function unpackBudget(packed: string): Budget {
-  const [period, limit, soft] = packed.split(',');
-  return {
-    period: period === 'day' ? 'day' : 'month',
-    limitMicros: Number(limit),
-    softPercent: soft ? Number(soft) : null,
-  };
-}
-
-export function stampOf(period: BudgetPeriod, at: number): string {
+/** The stamp of the calendar period `at` is in. */
+export function stampOf(period: 'day' | 'month', at: number): string {
   return period === 'day' ? dayOf(at) : monthOf(at);
 }
 

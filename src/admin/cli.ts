@@ -15,6 +15,7 @@ Environment: GENWAY_URL (default http://127.0.0.1:8080), GENWAY_ADMIN_TOKEN (req
   genway admin keys revoke KEY_ID
   genway admin keys usage KEY_ID      (LLM gateway tokens by model)
   genway admin budgets set account|key ID --period day|month --limit USD [--soft PERCENT] [--webhook URL]
+  genway admin budgets set account|key ID --period window --starts ISO_TIME --ends ISO_TIME --limit USD ...
   genway admin budgets get account|key ID
   genway admin budgets delete account|key ID
   genway admin usage [--account ACCOUNT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group-by day|model|key]
@@ -71,6 +72,8 @@ function toCall(args: string[]): Call {
       limit: { type: 'string' },
       soft: { type: 'string' },
       webhook: { type: 'string' },
+      starts: { type: 'string' },
+      ends: { type: 'string' },
       account: { type: 'string' },
       from: { type: 'string' },
       to: { type: 'string' },
@@ -151,6 +154,8 @@ function toCall(args: string[]): Call {
           limitUsd: number(values.limit ?? need(undefined, '--limit'), '--limit'),
           softPercent: number(values.soft, '--soft'),
           webhookUrl: values.webhook,
+          startsAt: values.starts,
+          endsAt: values.ends,
         },
       };
     }

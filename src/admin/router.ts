@@ -91,8 +91,11 @@ const rotateKeyBody = z.strictObject({
 });
 
 const budgetBody = z.strictObject({
-  period: z.enum(BUDGET_PERIODS, { error: 'must be one of day, month' }),
+  period: z.enum(BUDGET_PERIODS, { error: 'must be one of day, month, window' }),
   limitUsd: usd,
+  /** A window's bounds (period `window` only). */
+  startsAt: isoTime.optional(),
+  endsAt: isoTime.optional(),
   softPercent: z.number().gt(0).lt(100).optional(),
   webhookUrl: budgetWebhookUrl.optional(),
 });

@@ -395,10 +395,72 @@ describe.each(modes)('control plane (%s)', (_mode, redis) => {
       ]);
     });
 
+    test('a fixed window counts what is posted inside it, and nothing outside it', async () => {
+      const { accountId, key, keyId } = await fundedKey(gw.h.services, 10);
+      const startsAt = new Date(Date.now() - 1000).toISOString();
+      const endsAt = new Date(Date.now() + 3_600_000).toISOString();
+      const put = await admin('PUT', `/accounts/${accountId}/budget`, {
+        period: 'window',
+        limitUsd: 0.05,
+        startsAt,
+        endsAt,
+      });
+      expect(put.status).toBe(200);
+      expect(put.json.data).toMatchObject({
+        period: 'window',
+        periodStart: startsAt,
+        periodEnd: endsAt,
+        active: true,
+        spentUsd: 0,
+      });
+      // A key's window that has not begun: its spend is not counted and it refuses nothing.
+      const later = new Date(Date.now() + 7_200_000).toISOString();
+      const laterEnd = new Date(Date.now() + 9_000_000).toISOString();
+      await admin('PUT', `/keys/${keyId}/budget`, {
+        period: 'window',
+        limitUsd: 0,
+        startsAt: later,
+        endsAt: laterEnd,
+      });
+      expect((await submitImage(key)).status).toBe(200); // 0.03 of 0.05
+      const refused = await submitImage(key);
+      expect(refused.status).toBe(402);
+      expect(refused.json.message).toBe(
+        `Budget exceeded: this account has spent 0.03 of its 0.05 USD budget for ${startsAt} to ${endsAt}`,
+      );
+      expect((await admin('GET', `/accounts/${accountId}/budget`)).json.data).toMatchObject({
+        spentUsd: 0.03,
+        remainingUsd: 0.02,
+      });
+      expect((await admin('GET', `/keys/${keyId}/budget`)).json.data).toMatchObject({
+        period: 'window',
+        active: false,
+        spentUsd: 0,
+        exceeded: false,
+      });
+      // The gateway is held by the window too once it is spent.
+      await admin('PUT', `/accounts/${accountId}/budget`, {
+        period: 'window',
+        limitUsd: 0.03,
+        startsAt,
+        endsAt,
+      });
+      await eventually(async () => expect((await messages(key)).status).toBe(402));
+    });
+
     test('bad budgets are 400s naming the field; unknown targets 404', async () => {
       const { accountId, keyId } = await fundedKey(gw.h.services, 1);
       const cases: [unknown, string][] = [
-        [{ period: 'week', limitUsd: 1 }, 'body.period: must be one of day, month'],
+        [{ period: 'week', limitUsd: 1 }, 'body.period: must be one of day, month, window'],
+        [{ period: 'window', limitUsd: 1 }, 'body.startsAt: a window needs startsAt and endsAt'],
+        [
+          { period: 'window', limitUsd: 1, startsAt: '2030-01-02T00:00:00Z', endsAt: '2030-01-01T00:00:00Z' },
+          'body.endsAt: must be after startsAt',
+        ],
+        [
+          { period: 'day', limitUsd: 1, startsAt: '2030-01-02T00:00:00Z' },
+          'body.startsAt: only a window has startsAt and endsAt',
+        ],
         [{ period: 'day', limitUsd: -1 }, 'body.limitUsd'],
         [{ period: 'day', limitUsd: 1, softPercent: 150 }, 'body.softPercent'],
         [{ period: 'day' }, 'body.limitUsd'],

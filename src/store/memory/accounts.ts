@@ -11,6 +11,7 @@ import type {
 import {
   accountScope,
   addRow,
+  budgetCurrent,
   budgetLevel,
   dayOf,
   emptyRow,
@@ -42,6 +43,8 @@ interface AccountState {
   budgets: Map<BudgetScope, Budget>;
   /** scope -> `${stamp}:${level}`: the highest level already raised in that period. */
   fired: Map<BudgetScope, string>;
+  /** A window budget's spend: what was posted inside the window since it was set. */
+  windowSpent: Map<BudgetScope, number>;
 }
 
 /** A detached copy (callers never hold the stored record); cheaper than structuredClone on the auth path. */
@@ -73,6 +76,7 @@ export class MemoryAccountStore implements AccountStore {
       rollups: new Map(),
       budgets: new Map(),
       fired: new Map(),
+      windowSpent: new Map(),
     });
   }
 
@@ -150,6 +154,11 @@ export class MemoryAccountStore implements AccountStore {
   async setBudget(accountId: string, scope: BudgetScope, budget: Budget | null): Promise<void> {
     const state = this.accounts.get(accountId);
     if (!state) return;
+    const old = state.budgets.get(scope);
+    // A new spec may cross its thresholds afresh; a window's spend stays only while the window is the same one.
+    state.fired.delete(scope);
+    if (!budget || old?.startsAt !== budget.startsAt || old?.endsAt !== budget.endsAt)
+      state.windowSpent.delete(scope);
     if (budget) state.budgets.set(scope, { ...budget });
     else state.budgets.delete(scope);
   }
@@ -161,6 +170,10 @@ export class MemoryAccountStore implements AccountStore {
   }
 
   private budgetState(state: AccountState, scope: BudgetScope, budget: Budget, at: number): BudgetState {
+    if (budget.period === 'window') {
+      const spentMicros = state.windowSpent.get(scope) ?? 0;
+      return { ...budget, scope, stamp: String(budget.startsAt), spentMicros };
+    }
     const stamp = stampOf(budget.period, at);
     const grain: Grain = budget.period === 'day' ? 'd' : 'm';
     const row =
@@ -232,6 +245,7 @@ export class MemoryAccountStore implements AccountStore {
     if (request.kind === 'charge' && enforceBudgets) {
       for (const [scope, budget] of budgets) {
         const current = this.budgetState(state, scope, budget, request.at);
+        if (!budgetCurrent(current, request.at)) continue;
         if (current.spentMicros + request.amountMicros > budget.limitMicros)
           return { status: 'over_budget', budget: current };
       }
@@ -256,16 +270,16 @@ export class MemoryAccountStore implements AccountStore {
     }
     if (drop) state.ledger.splice(0, drop);
     if (!usage || posting.kind === 'credit') return { status: 'applied', entry: { ...entry } };
-    this.addRows(
-      state,
-      entry.at,
-      usage.model,
-      usage.keyId,
-      postingRow(usage.source, posting.kind, entry.amountMicros),
-    );
+    const row = postingRow(usage.source, posting.kind, entry.amountMicros);
+    this.addRows(state, entry.at, usage.model, usage.keyId, row);
+    for (const [scope, budget] of budgets) {
+      if (budget.period === 'window' && entry.at >= budget.startsAt! && entry.at < budget.endsAt!)
+        state.windowSpent.set(scope, (state.windowSpent.get(scope) ?? 0) + spendOf(row));
+    }
     const budgetEvents: BudgetEvent[] = [];
     for (const [scope, budget] of budgets) {
       const current = this.budgetState(state, scope, budget, entry.at);
+      if (!budgetCurrent(current, entry.at)) continue;
       const level = budgetLevel(budget, current.spentMicros);
       const [firedStamp, firedLevel] = (state.fired.get(scope) ?? ':0').split(':');
       if (level === 0 || (firedStamp === current.stamp && Number(firedLevel) >= level)) continue;

@@ -33,6 +33,7 @@ const accountUpdate = new LuaScript('account_update');
 const keyExpire = new LuaScript('key_expire');
 const usageAdd = new LuaScript('usage_add');
 const budgetStatesScript = new LuaScript('budget_states');
+const budgetSet = new LuaScript('budget_set');
 
 /** The fields of a key's hash besides its immutable record, in the order they are read. */
 const KEY_FIELDS = ['record', 'revokedAt', 'expiresAt', 'lastUsedAt'] as const;
@@ -253,16 +254,18 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async setBudget(accountId: string, scope: BudgetScope, budget: Budget | null): Promise<void> {
-    const key = this.keys.budgets(accountId);
-    if (budget) await this.redis.hset(key, scope, packBudget(budget));
-    else await this.redis.hdel(key, scope, `fired:${scope}`);
+    await budgetSet.run(
+      this.redis,
+      [this.keys.budgets(accountId)],
+      [scope, budget ? packBudget(budget) : ''],
+    );
   }
 
   async budgetStates(accountId: string, at: number): Promise<BudgetState[]> {
     const reply = (await budgetStatesScript.run(
       this.redis,
       [this.keys.budgets(accountId), ...this.rollupKeys(accountId, at)],
-      [dayOf(at), monthOf(at)],
+      [dayOf(at), monthOf(at), at],
     )) as string;
     return JSON.parse(reply) as BudgetState[];
   }

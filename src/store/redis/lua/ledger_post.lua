@@ -8,7 +8,7 @@ local rk = {KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}
 local attributed = ARGV[10] ~= ''
 local amount = tonumber(ARGV[3])
 if attributed and ARGV[11] == '1' and ARGV[2] == 'charge' then
-  local over = budget_refusal(KEYS[4], rk, ARGV[8], amount, ARGV[12], ARGV[13])
+  local over = budget_refusal(KEYS[4], rk, ARGV[8], amount, ARGV[12], ARGV[13], tonumber(ARGV[5]))
   if over then
     return {'over_budget', cjson.encode(over)}
   end

@@ -8,7 +8,7 @@
 -- Returns {'created', budget events JSON or ''}, {'over_budget', budget JSON}, or {status}.
 local rk = {KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]}
 local amount = tonumber(ARGV[2])
-local over = budget_refusal(KEYS[6], rk, ARGV[9], amount, ARGV[11], ARGV[12])
+local over = budget_refusal(KEYS[6], rk, ARGV[9], amount, ARGV[11], ARGV[12], tonumber(ARGV[4]))
 if over then
   return {'over_budget', cjson.encode(over)}
 end

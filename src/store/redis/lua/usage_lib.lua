@@ -2,8 +2,9 @@
 -- flushes (usage_add): the loader prepends this file to scripts that declare "-- needs: usage_lib".
 -- A rollup row is one hash field holding the packed counters of src/accounts/usage.ts ROLLUP_FIELDS. The six rollup
 -- hashes of a write come as one table, rk = {day total, day models, day keys, month total, month models, month keys}.
--- Budgets live in one hash per account: 'account' or 'key:<keyId>' -> 'period,limitMicros,softPercent', and
--- 'fired:<scope>' -> '<stamp>:<level>', the highest level already raised in that period (1 soft, 2 hard).
+-- Budgets live in one hash per account: 'account' or 'key:<keyId>' -> 'period,limitMicros,softPercent,startsAt,endsAt'
+-- (the last two for a fixed window), 'fired:<scope>' -> '<stamp>:<level>', the highest level already raised in that
+-- period (1 soft, 2 hard), and for a window 'spent:<scope>' -> micro-USD posted inside it.
 local USAGE_WIDTH = 9
 
 local function usage_row(hash, field)
@@ -57,9 +58,32 @@ local function budget_specs(budgets_key, key_id)
   return out
 end
 
--- A budget's state now: its spec, the period it is in and what was spent in it.
-local function budget_state(rk, scope, spec, day_stamp, month_stamp)
-  local period, limit, soft = string.match(spec, '^([^,]*),([^,]*),?(.*)$')
+local function split_spec(spec)
+  local out = {}
+  for field in string.gmatch(spec .. ',', '([^,]*),') do
+    out[#out + 1] = field
+  end
+  return out
+end
+
+-- A budget's state at `at`: its spec, the period it is in and what was spent in it. `active` is false for a window
+-- `at` is outside of (it then neither refuses nor raises anything).
+local function budget_state(budgets_key, rk, scope, spec, day_stamp, month_stamp, at)
+  local f = split_spec(spec)
+  local period, limit, soft = f[1], tonumber(f[2]), f[3]
+  local soft_percent = cjson.null
+  if soft and soft ~= '' then
+    soft_percent = tonumber(soft)
+  end
+  local st = {scope = scope, period = period, limitMicros = limit, softPercent = soft_percent, active = true}
+  if period == 'window' then
+    st.startsAt = tonumber(f[4])
+    st.endsAt = tonumber(f[5])
+    st.stamp = f[4]
+    st.spentMicros = tonumber(redis.call('HGET', budgets_key, 'spent:' .. scope) or '0')
+    st.active = at >= st.startsAt and at < st.endsAt
+    return st
+  end
   local daily = period == 'day'
   local base = daily and 0 or 3
   local row
@@ -68,14 +92,9 @@ local function budget_state(rk, scope, spec, day_stamp, month_stamp)
   else
     row = usage_row(rk[base + 3], string.sub(scope, 5))
   end
-  local soft_percent = cjson.null
-  if soft and soft ~= '' then
-    soft_percent = tonumber(soft)
-  end
-  return {
-    scope = scope, period = period, limitMicros = tonumber(limit), softPercent = soft_percent,
-    stamp = daily and day_stamp or month_stamp, spentMicros = row[7] + row[9]
-  }
+  st.stamp = daily and day_stamp or month_stamp
+  st.spentMicros = row[7] + row[9]
+  return st
 end
 
 local function budget_level(st)
@@ -89,10 +108,10 @@ local function budget_level(st)
 end
 
 -- The first budget a charge of `amount` would take over its limit, or nil.
-local function budget_refusal(budgets_key, rk, key_id, amount, day_stamp, month_stamp)
+local function budget_refusal(budgets_key, rk, key_id, amount, day_stamp, month_stamp, at)
   for _, b in ipairs(budget_specs(budgets_key, key_id)) do
-    local st = budget_state(rk, b[1], b[2], day_stamp, month_stamp)
-    if st.spentMicros + amount > st.limitMicros then
+    local st = budget_state(budgets_key, rk, b[1], b[2], day_stamp, month_stamp, at)
+    if st.active and st.spentMicros + amount > st.limitMicros then
       return st
     end
   end
@@ -100,11 +119,14 @@ local function budget_refusal(budgets_key, rk, key_id, amount, day_stamp, month_
 end
 
 -- Budgets that reached a level not yet raised in their period (each is then marked raised).
-local function budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp)
+local function budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp, at)
   local events = {}
   for _, b in ipairs(budget_specs(budgets_key, key_id)) do
-    local st = budget_state(rk, b[1], b[2], day_stamp, month_stamp)
-    local level = budget_level(st)
+    local st = budget_state(budgets_key, rk, b[1], b[2], day_stamp, month_stamp, at)
+    local level = 0
+    if st.active then
+      level = budget_level(st)
+    end
     if level > 0 then
       local fired = redis.call('HGET', budgets_key, 'fired:' .. b[1]) or ''
       local fired_stamp, fired_level = string.match(fired, '^(.*):(%d+)$')
@@ -144,8 +166,16 @@ local function usage_after_posting(budgets_key, rk, entry_json, key_id, model, s
   if entry.kind == 'credit' then
     return ''
   end
-  usage_add(rk, model, key_id, posting_deltas(source, entry.kind, entry.amountMicros), day_ttl)
-  local events = budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp)
+  local deltas = posting_deltas(source, entry.kind, entry.amountMicros)
+  usage_add(rk, model, key_id, deltas, day_ttl)
+  -- A fixed window counts what is posted inside it.
+  for _, b in ipairs(budget_specs(budgets_key, key_id)) do
+    local f = split_spec(b[2])
+    if f[1] == 'window' and entry.at >= tonumber(f[4]) and entry.at < tonumber(f[5]) then
+      redis.call('HINCRBY', budgets_key, 'spent:' .. b[1], deltas[7] + deltas[9])
+    end
+  end
+  local events = budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp, entry.at)
   if #events == 0 then
     return ''
   end
