@@ -123,8 +123,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     ttlMs: config.batches.ttlMs,
   });
   const tracing = createTracing(config.tracing, logger);
-  // Embedded mode reads budgets in process on every call; replicas share them through Redis, read again each second.
-  const budgetGuard = new BudgetGuard(store.accounts, clock, store.kind === 'memory' ? 0 : 1000);
+  // Each process holds the budgets of active accounts, read again each second: a crossing posted here and a budget
+  // set here hold at once (embedded mode: every posting and change is here), other replicas' within the second.
+  const budgetGuard = new BudgetGuard(store.accounts, clock, 1000);
   const budgets = new Budgets(store.accounts, clock, budgetGuard);
   accounts.onBudgetEvent((event) => budgetGuard.note(event));
   accounts.onBudgetEvent(

@@ -67,10 +67,11 @@ const KNOWN_MAX = 10_000;
 /**
  * The gateway's budget check at the start of a call, without a store round trip per call (Redis mode): each
  * replica holds every active account's budgets and period spend, read again in the background once they are older
- * than `freshMs`, and moved on at once by what its own postings report (a hard budget crossed). A call is refused
- * once the spend in the current period reached the limit; a call's price is known only when it has run, so calls
- * already running finish (docs/decisions.md states the overshoot bound). With `freshMs` 0 (embedded mode) every
- * check reads the store, which is in this process.
+ * than `freshMs`, and moved on at once by what its own postings report (a hard budget crossed) and by budgets set
+ * through it. A call is refused once the spend in the current period reached the limit; a call's price is known only
+ * when it has run, so calls already running finish (docs/decisions.md states the overshoot bound). In embedded mode
+ * every posting and budget change happens in this process, so the view is exact for refusals; only a refund that
+ * brings the spend back under a limit is seen at the next read. With `freshMs` 0 every check reads the store.
  *
  * The task API does not use this: a task's price is known up front, and the store's charge refuses a task that
  * would go over a budget atomically (ledger_post.lua, task_create.lua).
