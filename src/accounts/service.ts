@@ -13,11 +13,9 @@ import {
   type UsageAttribution,
 } from './usage';
 
-const budgetOf = ({ period, limitMicros, softPercent }: BudgetState): Budget => ({
-  period,
-  limitMicros,
-  softPercent,
-});
+/** A budget's spec without its current spend (a window keeps its bounds). */
+const budgetOf = ({ scope: _scope, stamp: _stamp, spentMicros: _spent, ...spec }: BudgetState): Budget =>
+  spec;
 import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */

@@ -438,6 +438,14 @@ describe.each(modes)('control plane (%s)', (_mode, redis) => {
         spentUsd: 0,
         exceeded: false,
       });
+      // A rotated key keeps its window budget, bounds included.
+      const rotated = await admin('POST', `/keys/${keyId}/rotate`, { graceSeconds: 60 });
+      expect((await admin('GET', `/keys/${rotated.json.data.keyId}/budget`)).json.data).toMatchObject({
+        period: 'window',
+        periodStart: later,
+        periodEnd: laterEnd,
+        limitUsd: 0,
+      });
       // The gateway is held by the window too once it is spent.
       await admin('PUT', `/accounts/${accountId}/budget`, {
         period: 'window',
