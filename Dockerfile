@@ -7,6 +7,7 @@ RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
+COPY console ./console
 RUN npm run build && npm prune --omit=dev --ignore-scripts
 
 # Runtime stage: no compiler, no dev dependencies, not root.

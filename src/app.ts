@@ -10,6 +10,7 @@ import { tasksRouter } from './tasks/router';
 import { webhooksRouter } from './webhooks/router';
 import { requireApiKey } from './http/auth';
 import { errorHandler, unknownRoute } from './http/errors';
+import { consoleRouter } from './http/console';
 import { healthRouter } from './http/health';
 import { requestContext } from './http/request-context';
 import { closingWriteHead } from './http/server';
@@ -34,6 +35,7 @@ export function buildApp(services: Services): App {
 
   app.use(requestContext(logger, metrics));
   app.use(healthRouter(services));
+  if (config.console.enabled) app.use(consoleRouter());
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {

@@ -47,6 +47,7 @@ export function healthRouter({
           metrics: '/metrics',
           models: '/api/v1/models',
           taskApi: '/api/v1',
+          console: '/console/',
           gateway: ['/v1', '/v1beta', '/anthropic', '/openai', '/gemini'],
           docs: 'README.md and docs/ in the Genway source',
         }),

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import express, { type Router } from 'express';
+
+/** Where `npm run build` puts the console (scripts/build-console.js); the same from src/ (tests) and dist/. */
+export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'dist', 'console');
+
+/**
+ * The console's own pages run under this policy: scripts and styles from this origin only (no inline code, no
+ * eval), API calls to this origin only, no framing. Result previews may show media from the upstream's HTTPS
+ * storage, so images and media also allow https: and the blob: URLs of downloaded results.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' https: data: blob:",
+  "media-src 'self' https: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': CONSOLE_CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/**
+ * GET /console/...: the web console, a single page application. Hashed assets are cached for good; every other
+ * path under /console answers the page itself (the console routes on the client), never cached, so a new build
+ * is picked up at once. Read once at start: nothing touches the disk per request but the static assets.
+ */
+export function consoleRouter(dir = CONSOLE_DIR): Router {
+  const router = express.Router();
+  const index = path.join(dir, 'index.html');
+  const page = fs.existsSync(index) ? fs.readFileSync(index) : null;
+  router.use('/console', (_req, res, next) => {
+    res.set(SECURITY_HEADERS);
+    res.locals.route = '/console';
+    next();
+  });
+  router.use(
+    '/console/assets',
+    express.static(path.join(dir, 'assets'), {
+      immutable: true,
+      maxAge: '365d',
+      index: false,
+      fallthrough: false,
+      dotfiles: 'deny',
+    }),
+  );
+  router.get(['/console', '/console/{*rest}'], (req, res) => {
+    if (req.path === '/console') return res.redirect(301, '/console/');
+    if (!page) {
+      res.status(503).type('text/plain').send('The console is not built: run `npm run build`.\n');
+      return;
+    }
+    res.set('Cache-Control', 'no-cache').type('html').send(page);
+  });
+  return router;
+}
