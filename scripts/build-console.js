@@ -9,7 +9,8 @@ const esbuild = require('esbuild');
 
 const root = path.join(__dirname, '..');
 const source = path.join(root, 'console', 'src');
-const out = path.join(root, 'dist', 'console');
+const outFlag = process.argv.indexOf('--out');
+const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : path.join(root, 'dist', 'console');
 const BUDGET_GZIP_BYTES = 200 * 1024;
 
 async function main() {

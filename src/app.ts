@@ -35,7 +35,7 @@ export function buildApp(services: Services): App {
 
   app.use(requestContext(logger, metrics));
   app.use(healthRouter(services));
-  if (config.console.enabled) app.use(consoleRouter());
+  if (config.console.enabled) app.use(consoleRouter(config.console.dir));
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {

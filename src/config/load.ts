@@ -92,6 +92,7 @@ function fromEnv(env: Env): Plain {
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
+    ['GENWAY_CONSOLE_DIR', ['console', 'dir'], String],
     ['GENWAY_CONSOLE_ENABLED', ['console', 'enabled'], (v) => !/^(0|false|no|off)$/i.test(v)],
     // OpenTelemetry's own names: the base endpoint gets the traces path, the per-signal one is used as is (and wins).
     [

@@ -107,7 +107,7 @@ export const configSchema = z.strictObject({
   admin: z.strictObject({
     token: z.string().min(16, 'at least 16 characters').optional(),
   }),
-  console: z.strictObject({ enabled: z.boolean() }),
+  console: z.strictObject({ enabled: z.boolean(), dir: z.string().min(1).optional() }),
   stats: z.strictObject({ stepMs: ms }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

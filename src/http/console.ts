@@ -38,7 +38,7 @@ const SECURITY_HEADERS = {
  * path under /console answers the page itself (the console routes on the client), never cached, so a new build
  * is picked up at once. Read once at start: nothing touches the disk per request but the static assets.
  */
-export function consoleRouter(dir = CONSOLE_DIR): Router {
+export function consoleRouter(dir: string = CONSOLE_DIR): Router {
   const router = express.Router();
   const index = path.join(dir, 'index.html');
   const page = fs.existsSync(index) ? fs.readFileSync(index) : null;
@@ -53,9 +53,9 @@ export function consoleRouter(dir = CONSOLE_DIR): Router {
       immutable: true,
       maxAge: '365d',
       index: false,
-      fallthrough: false,
-      dotfiles: 'deny',
+      dotfiles: 'ignore',
     }),
+    (_req: express.Request, res: express.Response) => void res.status(404).type('text/plain').send('Not found\n'),
   );
   router.get(['/console', '/console/{*rest}'], (req, res) => {
     if (req.path === '/console') return res.redirect(301, '/console/');
