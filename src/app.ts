@@ -12,6 +12,7 @@ import { requireApiKey } from './http/auth';
 import { errorHandler, unknownRoute } from './http/errors';
 import { consoleRouter } from './http/console';
 import { healthRouter } from './http/health';
+import { statsRouter } from './http/stats';
 import { requestContext } from './http/request-context';
 import { closingWriteHead } from './http/server';
 import './http/locals';
@@ -55,6 +56,7 @@ export function buildApp(services: Services): App {
         urlProblem: (url) => publicHttpsUrlProblem(url, config.security.allowPrivateTargets),
         token: config.admin.token,
         bodyLimitBytes: config.server.bodyLimitBytes,
+        also: [statsRouter(services.recentStats)],
       }),
     );
   }
@@ -66,12 +68,15 @@ export function buildApp(services: Services): App {
       res.locals.route = '/api/v1/*';
       next();
     },
-    requireApiKey({
-      accounts,
-      keyGate: store.keyGate,
-      defaultLimit: config.rateLimits.default,
-      onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'task_api' }),
-    }),
+    requireApiKey(
+      {
+        accounts,
+        keyGate: store.keyGate,
+        defaultLimit: config.rateLimits.default,
+        onRateLimited: () => metrics.rateLimitRejections.inc({ surface: 'task_api' }),
+      },
+      config.admin.token,
+    ),
   );
   // Single tasks first: the busiest routes are matched before the rest are tried (no paths overlap).
   api.use(
@@ -81,7 +86,8 @@ export function buildApp(services: Services): App {
       tracing: services.tracing,
     }),
   );
-  api.use(balanceRouter(services));
+  api.use(balanceRouter({ ...services, bodyLimitBytes: config.server.bodyLimitBytes }));
+  api.use(statsRouter(services.recentStats));
   api.use(modelsRouter(services));
   api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
   api.use(webhooksRouter({ secrets: services.webhookSecrets, deliveries: services.deliveries }));

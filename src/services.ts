@@ -24,6 +24,7 @@ import { TaskWorker } from './tasks/worker';
 import { DeliveryEngine } from './webhooks/deliveries';
 import { notifyOnTerminal } from './webhooks/events';
 import { WebhookSecrets } from './webhooks/secrets';
+import { RecentStats } from './observability/recent-stats';
 
 /** Everything the HTTP layer and the workers depend on, built once per process (the composition root). */
 export interface Services {
@@ -48,6 +49,8 @@ export interface Services {
   budgets: Budgets;
   budgetGuard: BudgetGuard;
   usageReports: UsageReports;
+  /** Error rate and latency of the last hour (the console's overview), folded from the request metrics. */
+  recentStats: RecentStats;
   /** OpenTelemetry traces; undefined (and free) unless `tracing.otlpEndpoint` is set. */
   tracing?: Tracing;
 }
@@ -133,6 +136,8 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   );
   const gateway = createGateway({ config, accounts, store, metrics, logger, tracing, budgetGuard });
   const usageReports = new UsageReports(store.accounts, clock, () => gateway.flushUsage());
+  const recentStats = new RecentStats(metrics, store.recentStats, clock, config.stats.stepMs, logger);
+  recentStats.start();
   return {
     config,
     clock,
@@ -154,6 +159,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     budgets,
     budgetGuard,
     usageReports,
+    recentStats,
     tracing,
   };
 }
@@ -168,6 +174,7 @@ export async function closeServices(
   jobsGraceMs?: number,
 ): Promise<{ abandoned: boolean }> {
   await services.gateway.close();
+  await services.recentStats.close();
   // The spans of the calls just ended go out before the process does.
   await services.tracing
     ?.shutdown()

@@ -1,8 +1,10 @@
 import express, { type Router } from 'express';
-import { ok } from '../errors';
+import { ApiError, ok } from '../errors';
 import { defineRoute } from '../http/routes';
+import { jsonBody, parseOrThrow } from '../http/validate';
 import type { Budgets } from './budgets';
-import type { AccountsService } from './service';
+import { rotateKeyBody, selfServiceKeyBody } from './key-schemas';
+import type { AccountsService, AuthContext } from './service';
 import { usageCsv, type UsageReports } from './usage-report';
 
 /** Account endpoints of the task API (mounted after authentication and rate limiting): the caller's own account. */
@@ -10,12 +12,22 @@ export function balanceRouter({
   accounts,
   usageReports,
   budgets,
+  bodyLimitBytes,
 }: {
   accounts: AccountsService;
   usageReports: UsageReports;
   budgets: Budgets;
+  bodyLimitBytes: number;
 }): Router {
   const router = express.Router();
+  const json = jsonBody(bodyLimitBytes);
+  defineRoute(router, '/account', {
+    get: async (_req, res) => {
+      const { accountId, keyId } = res.locals.auth!;
+      const { name, balanceUsd, webhookScheme, createdAt } = await accounts.describeAccount(accountId);
+      res.json(ok({ accountId, name, keyId, balanceUsd, webhookScheme, createdAt }));
+    },
+  });
   defineRoute(router, '/apikeys/current-balance', {
     get: async (_req, res) => {
       res.json(ok(await accounts.balanceUsd(res.locals.auth!.accountId)));
@@ -39,6 +51,58 @@ export function balanceRouter({
     get: async (_req, res) => {
       res.json(ok({ keys: await accounts.listKeys(res.locals.auth!.accountId) }));
     },
+    post: [
+      ...json,
+      async (req, res) => {
+        const auth = mayManageKeys(res.locals.auth!);
+        if (req.body && typeof req.body === 'object' && 'rateLimit' in req.body)
+          throw new ApiError('forbidden', "body.rateLimit: a key's rate limit is set by the admin API only");
+        const body = parseOrThrow(selfServiceKeyBody, req.body ?? {}, 'body');
+        const created = await accounts.createKey(auth.accountId, body);
+        res.json(ok({ ...(await accounts.describeKey(created.keyId)), key: created.key }));
+      },
+    ],
+  });
+  defineRoute(router, '/keys/:keyId', {
+    get: async (req, res) => {
+      res.json(ok(await ownKey(accounts, res.locals.auth!, req.params.keyId as string)));
+    },
+    delete: async (req, res) => {
+      const auth = mayManageKeys(res.locals.auth!);
+      const key = await ownKey(accounts, auth, req.params.keyId as string);
+      res.json(ok(await accounts.revokeKey(key.keyId)));
+    },
+  });
+  defineRoute(router, '/keys/:keyId/rotate', {
+    post: [
+      ...json,
+      async (req, res) => {
+        const auth = mayManageKeys(res.locals.auth!);
+        const body = parseOrThrow(rotateKeyBody, req.body ?? {}, 'body');
+        const key = await ownKey(accounts, auth, req.params.keyId as string);
+        res.json(ok(await accounts.rotateKey(key.keyId, body.graceSeconds, body.expiresAt)));
+      },
+    ],
   });
   return router;
+}
+
+/**
+ * Who may create, rotate and revoke an account's keys through the task API: a key without a model allow-list
+ * (a restricted key must not mint itself an unrestricted one), or the admin acting for the account.
+ */
+function mayManageKeys(auth: AuthContext): AuthContext {
+  if (auth.models !== null)
+    throw new ApiError(
+      'forbidden',
+      'This key has a model allow-list: managing keys needs a key without one, or the admin API',
+    );
+  return auth;
+}
+
+/** One of the caller's account's keys; another account's key is a 404, as if it did not exist. */
+async function ownKey(accounts: AccountsService, auth: AuthContext, keyId: string) {
+  const key = await accounts.describeKey(keyId).catch(() => null);
+  if (!key || key.accountId !== auth.accountId) throw new ApiError('not_found', `No key with keyId ${keyId}`);
+  return key;
 }

@@ -26,18 +26,24 @@ const date = z
     error: 'must be a real calendar date YYYY-MM-DD',
   });
 
+const GROUPINGS = ['day', 'model', 'key', 'day,model'] as const;
+
 export const usageQuerySchema = z.strictObject({
   from: date.optional(),
   to: date.optional(),
-  groupBy: z.enum(['day', 'model', 'key'], { error: 'must be one of day, model, key' }).default('day'),
+  groupBy: z.enum(GROUPINGS, { error: `must be one of ${GROUPINGS.join(', ')}` }).default('day'),
   format: z.enum(['json', 'csv'], { error: 'must be one of json, csv' }).default('json'),
 });
 
+/** The admin's report also groups by account (the whole service's spend per account). */
 export const adminUsageQuerySchema = usageQuerySchema.extend({
+  groupBy: z
+    .enum([...GROUPINGS, 'account'], { error: `must be one of ${[...GROUPINGS, 'account'].join(', ')}` })
+    .default('day'),
   accountId: z.string().min(1).max(200).optional(),
 });
 
-export type UsageQuery = z.infer<typeof usageQuerySchema>;
+export type UsageQuery = z.infer<typeof adminUsageQuerySchema>;
 export type GroupBy = UsageQuery['groupBy'];
 
 /** Money and counts of one source. */
@@ -48,6 +54,7 @@ interface SourceView {
 }
 
 export interface UsageRowView {
+  accountId?: string;
   day?: string;
   model?: string;
   keyId?: string;
@@ -92,8 +99,20 @@ function rowView(row: RollupRow): UsageRowView {
   };
 }
 
-const GROUP_COLUMN = { day: 'day', model: 'model', key: 'keyId' } as const;
-const DIMENSION: Record<Exclude<GroupBy, 'day'>, Dimension> = { model: 'm', key: 'k' };
+type Column = 'day' | 'model' | 'keyId' | 'accountId';
+
+/** The columns that name a row of each grouping. */
+const GROUP_COLUMNS: Record<GroupBy, Column[]> = {
+  day: ['day'],
+  model: ['model'],
+  key: ['keyId'],
+  'day,model': ['day', 'model'],
+  account: ['accountId'],
+};
+const DIMENSION: Record<'model' | 'key', Dimension> = { model: 'm', key: 'k' };
+
+/** Joins a row's names into one map key (none of them holds a NUL). */
+const SEP = '\u0000';
 
 /** Exact decimal USD of micro-USD for CSV (no float formatting). */
 function usdText(micros: number): string {
@@ -107,9 +126,9 @@ function csvCell(text: string): string {
 }
 
 export function usageCsv(report: UsageReport): string {
-  const group = GROUP_COLUMN[report.groupBy];
+  const columns = GROUP_COLUMNS[report.groupBy];
   const header = [
-    group,
+    ...columns,
     'requests',
     'input_tokens',
     'output_tokens',
@@ -126,7 +145,7 @@ export function usageCsv(report: UsageReport): string {
   for (const r of report.rows) {
     lines.push(
       [
-        csvCell(r[group] ?? ''),
+        ...columns.map((column) => csvCell(r[column] ?? '')),
         r.requests,
         r.inputTokens,
         r.outputTokens,
@@ -157,8 +176,8 @@ export class UsageReports {
     private readonly flush: () => Promise<void> = async () => undefined,
   ) {}
 
-  parse(query: unknown, admin: true): z.infer<typeof adminUsageQuerySchema>;
-  parse(query: unknown, admin?: false): UsageQuery;
+  parse(query: unknown, admin: true): UsageQuery;
+  parse(query: unknown, admin?: false): z.infer<typeof usageQuerySchema>;
   parse(query: unknown, admin = false) {
     return parseOrThrow(admin ? adminUsageQuerySchema : usageQuerySchema, query, 'query');
   }
@@ -182,30 +201,41 @@ export class UsageReports {
     };
     await Promise.all(
       accounts.map(async (account) => {
-        if (query.groupBy === 'day') {
+        const { groupBy } = query;
+        if (groupBy === 'day' || groupBy === 'day,model') {
           const days = daysOf(from, to);
           const rows = await this.store.readUsage(
             account,
-            't',
+            groupBy === 'day' ? 't' : 'm',
             days.map((stamp) => ({ grain: 'd', stamp })),
           );
-          rows.forEach((r, i) => {
-            const row = r.get(TOTAL);
-            if (row) add(days[i], row);
+          rows.forEach((period, i) => {
+            if (groupBy === 'day') {
+              const row = period.get(TOTAL);
+              if (row) add(days[i], row);
+            } else for (const [model, row] of period) add(`${days[i]}${SEP}${model}`, row);
           });
           return;
         }
-        const rows = await this.store.readUsage(account, DIMENSION[query.groupBy], coverRange(from, to));
+        if (groupBy === 'account') {
+          for (const period of await this.store.readUsage(account, 't', coverRange(from, to))) {
+            const row = period.get(TOTAL);
+            if (row) add(account, row);
+          }
+          return;
+        }
+        const rows = await this.store.readUsage(account, DIMENSION[groupBy], coverRange(from, to));
         for (const period of rows) for (const [name, row] of period) add(name, row);
       }),
     );
-    const column = GROUP_COLUMN[query.groupBy];
+    const columns = GROUP_COLUMNS[query.groupBy];
     const names = [...groups.keys()].sort();
     const totals = emptyRow();
     const rows = names.map((name) => {
       const row = groups.get(name)!;
       addRow(totals, row);
-      return { [column]: name, ...rowView(row) };
+      const parts = name.split(SEP);
+      return { ...Object.fromEntries(columns.map((column, i) => [column, parts[i]])), ...rowView(row) };
     });
     return { accountId, from, to, groupBy: query.groupBy, rows, totals: rowView(totals) };
   }

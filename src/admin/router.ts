@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { secretsEqual } from '../accounts/api-keys';
 import type { AccountsService } from '../accounts/service';
 import { WEBHOOK_SCHEMES } from '../accounts/store';
-import { rateLimitSchema } from '../config';
 import { ApiError, ok } from '../errors';
 import { bearerToken } from '../http/auth';
 import { defineRoute } from '../http/routes';
@@ -12,6 +11,7 @@ import type { UsageStore } from '../gateway/store';
 import { BUDGET_PERIODS, accountScope, keyScope } from '../accounts/usage';
 import type { Budgets } from '../accounts/budgets';
 import { usageCsv, type UsageReports } from '../accounts/usage-report';
+import { createKeyBody, isoTime, rotateKeyBody } from '../accounts/key-schemas';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 
@@ -41,53 +41,6 @@ const creditBody = z.strictObject({
   amountUsd: usd.positive(),
   /** Makes the credit idempotent: a retried credit with the same reference is applied once. */
   reference: z.string().min(1).max(200).optional(),
-});
-
-/** An ISO 8601 date-time with its offset (`2027-01-01T00:00:00Z`), as ms since the epoch. */
-const isoTime = z
-  .string()
-  .max(64)
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, {
-    error: 'must be an ISO 8601 date-time with a time zone, e.g. 2027-01-01T00:00:00Z',
-  })
-  .transform((text, ctx) => {
-    const ms = Date.parse(text);
-    if (Number.isNaN(ms)) {
-      ctx.addIssue({ code: 'custom', message: 'must be a real date-time' });
-      return z.NEVER;
-    }
-    return ms;
-  });
-
-const METADATA_BYTES = 4096;
-/** Free labels: a flat object of short strings, numbers, booleans or lists of strings, 4 KB at most. */
-const metadata = z
-  .record(
-    z.string().min(1).max(100),
-    z.union([z.string().max(1000), z.number().finite(), z.boolean(), z.array(z.string().max(200)).max(100)]),
-    { error: 'must be an object of strings, numbers, booleans or lists of strings' },
-  )
-  .refine((m) => Object.keys(m).length <= 50, { error: 'must have at most 50 entries' })
-  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= METADATA_BYTES, {
-    error: `must be at most ${METADATA_BYTES} bytes as JSON`,
-  });
-
-const createKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(200).optional(),
-  models: z.array(z.string().min(1).max(200)).max(1000).optional(),
-  rateLimit: rateLimitSchema.optional(),
-  expiresAt: isoTime.optional(),
-  metadata: metadata.optional(),
-});
-
-const rotateKeyBody = z.strictObject({
-  /** How long the old key keeps working (0 = refused at once); at most 30 days. */
-  graceSeconds: z
-    .number()
-    .int()
-    .nonnegative()
-    .max(30 * 86_400),
-  expiresAt: isoTime.optional(),
 });
 
 const budgetBody = z.strictObject({
@@ -125,6 +78,8 @@ export interface AdminDeps {
   urlProblem: (url: string) => string | null;
   token: string;
   bodyLimitBytes: number;
+  /** Extra routes behind the admin token (GET /stats). */
+  also?: Router[];
 }
 
 /** Mounted under /admin/v1 only when admin.token is configured; otherwise every admin path is a 404. */
@@ -136,10 +91,12 @@ export function adminRouter({
   urlProblem,
   token,
   bodyLimitBytes,
+  also = [],
 }: AdminDeps): Router {
   const router = express.Router();
   const json = jsonBody(bodyLimitBytes);
   router.use(requireAdminToken(token));
+  for (const routes of also) router.use(routes);
 
   const checkUrl = (url: string | null | undefined, field: string) => {
     const problem = url ? urlProblem(url) : null;

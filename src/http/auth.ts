@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { secretsEqual } from '../accounts/api-keys';
 import type { AccountsService, AuthContext, AuthFailure } from '../accounts/service';
 import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
@@ -84,10 +85,43 @@ export function vendorAuthMessages(carriers: readonly string[]): AuthMessages {
   };
 }
 
-/** Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. */
-export function requireApiKey(admission: Admission): RequestHandler {
+/** The header with which the admin token acts for one account on the task API (the console's drill-down). */
+export const ACCOUNT_HEADER = 'genway-account';
+
+/** The key id an admin's calls for an account are recorded under (tasks, usage by key). */
+export const ADMIN_KEY_ID = 'admin';
+
+/**
+ * Task API admission: `Authorization: Bearer <API_KEY>`, then the key's rate limit. With `genway-account: <id>`,
+ * the caller must hold the admin token instead, and acts for that account without a model allow-list or a rate
+ * limit (the admin API can already do everything an account can).
+ */
+export function requireApiKey(admission: Admission, adminToken?: string): RequestHandler {
   return async (req, res, next) => {
-    res.locals.auth = await admit(admission, keyInAuthorization(req.headers.authorization));
+    const actingFor = req.headers[ACCOUNT_HEADER];
+    res.locals.auth =
+      actingFor === undefined
+        ? await admit(admission, keyInAuthorization(req.headers.authorization))
+        : await actForAccount(
+            admission.accounts,
+            adminToken,
+            bearerToken(req.headers.authorization),
+            actingFor,
+          );
     next();
   };
+}
+
+async function actForAccount(
+  accounts: AccountsService,
+  adminToken: string | undefined,
+  presented: string | undefined,
+  accountId: string | string[],
+): Promise<AuthContext> {
+  if (!adminToken || presented === undefined || !secretsEqual(presented, adminToken))
+    throw unauthorized(`Only the admin token may act for an account (header ${ACCOUNT_HEADER})`);
+  if (typeof accountId !== 'string' || accountId.length === 0 || accountId.length > 200)
+    throw new ApiError('invalid_request', `header ${ACCOUNT_HEADER}: must be one account id`);
+  await accounts.describeAccount(accountId); // 404 for an unknown account
+  return { keyId: ADMIN_KEY_ID, accountId, models: null, rateLimit: null };
 }

@@ -55,7 +55,8 @@ export function consoleRouter(dir: string = CONSOLE_DIR): Router {
       index: false,
       dotfiles: 'ignore',
     }),
-    (_req: express.Request, res: express.Response) => void res.status(404).type('text/plain').send('Not found\n'),
+    (_req: express.Request, res: express.Response) =>
+      void res.status(404).type('text/plain').send('Not found\n'),
   );
   router.get(['/console', '/console/{*rest}'], (req, res) => {
     if (req.path === '/console') return res.redirect(301, '/console/');

@@ -145,6 +145,21 @@ export class HotHistogram<L extends string> extends HotMetric<L, HistogramSeries
     series.count += 1;
   }
 
+  /** The upper bounds of the buckets (the counts of a series have one more slot: above the last bound). */
+  get bounds(): readonly number[] {
+    return this.buckets;
+  }
+
+  /** Every label set with its per-bucket counts (live arrays: read them, do not keep them). */
+  *entries(): IterableIterator<{
+    id: string;
+    labels: Readonly<Labels<L>>;
+    counts: Float64Array;
+    count: number;
+  }> {
+    for (const [id, { labels, counts, count }] of this.series) yield { id, labels, counts, count };
+  }
+
   protected values(): MetricValue[] {
     const out: MetricValue[] = [];
     const bucketName = `${this.name}_bucket`;

@@ -75,6 +75,8 @@ export function redisKeys(prefix: string, cluster = false) {
     vendorObject: (vendor: string, id: string) => `${p}gw-object:${vendor}:${id}`,
     /** hash `vendor:keyId` -> until (epoch ms, Redis's clock): vendor keys in cooldown, shared by every replica */
     vendorKeyCooldowns: `${p}gw-key-cooldowns`,
+    /** hash `<surface>:<field>` -> count: one minute of request stats (epoch minutes), one slot for all minutes */
+    recentStats: (minute: number) => `${cluster ? `${p}{stats}:` : p}stats:${minute}`,
     /** prefix handed to BullMQ for its queues (in a cluster, one hash tag: BullMQ's scripts touch several keys) */
     bullPrefix: cluster ? `{${prefix}:bull}` : `${prefix}:bull`,
   };

@@ -3,6 +3,7 @@ import type { BatchStore } from '../batches/store';
 import type { VendorKeyHealth } from '../gateway/key-health';
 import type { VendorObjectStore } from '../gateway/objects';
 import type { UsageStore } from '../gateway/store';
+import type { RecentStatsStore } from '../observability/recent-stats';
 import type { TaskEvents } from '../tasks/events';
 import type { TaskStore } from '../tasks/store';
 import type { DeliveryLogStore, WebhookSecretStore } from '../webhooks/store';
@@ -29,6 +30,8 @@ export interface Store {
   readonly usage: UsageStore;
   readonly vendorObjects: VendorObjectStore;
   readonly vendorKeyHealth: VendorKeyHealth;
+  /** Per-minute request stats of every replica (the console's last hour). */
+  readonly recentStats: RecentStatsStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -10,6 +10,7 @@ import { MemoryVendorKeyHealth } from './vendor-key-health';
 import { MemoryAccountStore } from './accounts';
 import { MemoryKeyGate } from './key-gate';
 import { MemoryRateLimiter } from './rate-limiter';
+import { MemoryRecentStats } from './recent-stats';
 
 export function createMemoryStore(options: StoreOptions): Store {
   const accounts = new MemoryAccountStore(options.ledgerRetentionMs);
@@ -25,6 +26,7 @@ export function createMemoryStore(options: StoreOptions): Store {
     usage: new MemoryUsageStore(),
     vendorObjects: new MemoryVendorObjectStore(),
     vendorKeyHealth: new MemoryVendorKeyHealth(),
+    recentStats: new MemoryRecentStats(),
     ping: async () => undefined,
     close: async () => undefined,
   };

@@ -6,6 +6,7 @@ import { RedisWebhookSecretStore } from './webhook-secrets';
 import { redisKeys } from '../keys';
 import type { Store, StoreOptions } from '../types';
 import { RedisUsageStore } from './usage';
+import { RedisRecentStats } from './recent-stats';
 import { RedisVendorObjectStore } from './vendor-objects';
 import { RedisVendorKeyHealth } from './vendor-key-health';
 import { RedisAccountStore } from './accounts';
@@ -59,6 +60,7 @@ export function createRedisStore(
     usage: new RedisUsageStore(redis, keys),
     vendorObjects: new RedisVendorObjectStore(redis, keys),
     vendorKeyHealth: new RedisVendorKeyHealth(redis, keys),
+    recentStats: new RedisRecentStats(redis, keys),
     ping: async () => {
       await redis.ping();
     },
