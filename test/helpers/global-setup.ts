@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import { ownCluster, type OwnCluster } from './redis-server';
 
@@ -24,6 +25,7 @@ function ping(url: string): Promise<boolean> {
  * otherwise those tests skip, loudly.
  */
 export default async function globalSetup(): Promise<void> {
+  findChromium();
   const url = process.env.GENWAY_TEST_REDIS_URL || DEFAULT_URL;
   if (await ping(url)) {
     process.env.GENWAY_TEST_REDIS_URL = url;
@@ -65,4 +67,27 @@ async function startCluster(): Promise<void> {
   const cluster = await ownCluster();
   (globalThis as { genwayTestCluster?: OwnCluster }).genwayTestCluster = cluster;
   process.env.GENWAY_TEST_REDIS_CLUSTER = cluster.nodes.join(',');
+}
+
+const CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+/**
+ * Finds the system Chromium the console's browser tests drive (Debian's `chromium`; GENWAY_TEST_CHROMIUM names
+ * another). With GENWAY_REQUIRE_BROWSER=1 (CI) a missing one fails the run; otherwise those tests skip, loudly.
+ */
+function findChromium(): void {
+  const candidates = process.env.GENWAY_TEST_CHROMIUM ? [process.env.GENWAY_TEST_CHROMIUM] : CHROMIUM_PATHS;
+  const found = candidates.find((file) => fs.existsSync(file));
+  if (found) {
+    process.env.GENWAY_TEST_CHROMIUM = found;
+    return;
+  }
+  if (process.env.GENWAY_REQUIRE_BROWSER === '1')
+    throw new Error(`GENWAY_REQUIRE_BROWSER=1 but no Chromium at ${candidates.join(' or ')}`);
+  delete process.env.GENWAY_TEST_CHROMIUM;
+  const bar = '!'.repeat(78);
+  process.stderr.write(
+    `\n${bar}\n!! NO CHROMIUM at ${candidates.join(' or ')}: the console's browser tests will be SKIPPED.\n` +
+      `!! Install Debian's chromium (apt-get install chromium), or run .ci/run.\n${bar}\n\n`,
+  );
 }
