@@ -24,6 +24,7 @@ async function printDevKey(services: Services, config: Config): Promise<void> {
       `  ${key}`,
       'Try it:',
       `  curl -s ${base}/api/v1/apikeys/current-balance -H "Authorization: Bearer ${key}"`,
+      ...(config.console.enabled ? [`Or open ${base}/console/ and sign in with the key.`] : []),
       '',
     ].join('\n') + '\n',
   );
