@@ -32,8 +32,8 @@ const ROUTES: Route[] = [
   { pattern: '/batches', page: Batches, account: true },
   { pattern: '/batches/:batchId', page: BatchDetail, account: true },
   { pattern: '/webhooks', page: Webhooks, account: true },
-  { pattern: '/models', page: Models },
-  { pattern: '/models/:modelId', page: ModelDetail },
+  { pattern: '/models', page: Models, account: true },
+  { pattern: '/models/:modelId', page: ModelDetail, account: true },
   { pattern: '/admin', page: Admin, admin: true },
   { pattern: '/admin/accounts/:accountId', page: AdminAccount, admin: true },
 ];

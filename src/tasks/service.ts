@@ -190,8 +190,15 @@ export class TaskService {
   }
 
   /** GET /tasks/{taskId}: the task's list view. */
+  /** GET /tasks/{taskId}: the list's view plus the input as it runs and what was (or is being) refunded. */
   async detail(auth: AuthContext, taskId: string): Promise<Record<string, unknown>> {
-    return taskView(await this.find(auth, taskId));
+    const task = await this.find(auth, taskId);
+    const model = this.deps.catalog.get(task.model);
+    return {
+      ...taskView(task),
+      input: task.prepared.input,
+      refundUsd: microsToUsd(model ? refundOf(task, model) : 0),
+    };
   }
 
   /** GET /tasks?model=&state=&batchId=&createdAfter=&createdBefore=&limit=&cursor=: the account's, newest first. */
@@ -328,15 +335,7 @@ export class TaskService {
 
   /** Refunds a failed task in full and a smart-duration task's unused pre-charge; idempotent per task. */
   private async settle(task: TaskRecord, model: TaskModel): Promise<void> {
-    const charged = task.prepared.chargeMicros;
-    let refund = 0;
-    if (task.state === 'failed') refund = charged;
-    else if (task.state === 'success' && task.billing && task.prepared.settlement && model.settle) {
-      refund = Math.max(
-        0,
-        charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros,
-      );
-    }
+    const refund = refundOf(task, model);
     if (refund > 0)
       await this.deps.accounts.refund(task.accountId, refund, `task:${task.taskId}`, {
         keyId: task.keyId,
@@ -351,4 +350,13 @@ export class TaskService {
       `Insufficient balance: this task costs ${microsToUsd(prepared.chargeMicros)} USD and the account holds ${balanceUsd} USD`,
     );
   }
+}
+
+/** What a terminal task gives back (micro-USD): all of a failed one, a smart-duration task's unused pre-charge. */
+function refundOf(task: TaskRecord, model: TaskModel): number {
+  const charged = task.prepared.chargeMicros;
+  if (task.state === 'failed') return charged;
+  if (task.state === 'success' && task.billing && task.prepared.settlement && model.settle)
+    return Math.max(0, charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros);
+  return 0;
 }

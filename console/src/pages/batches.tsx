@@ -1,9 +1,362 @@
-import { PageHeader } from '../components';
+import { useState } from 'preact/hooks';
+import { api } from '../api';
+import {
+  Badge,
+  Card,
+  Details,
+  Empty,
+  ErrorNotice,
+  Field,
+  Link,
+  Loading,
+  PageHeader,
+  Pager,
+  Stat,
+  TableWrap,
+} from '../components';
+import { count, when } from '../format';
+import { useInterval, useLoad } from '../hooks';
+import { useLocation } from '../router';
+import { dayBound, loadTaskModels, useQueryFilters, usePaging, type Paged } from './tasks/common';
+
+/** A batch in GET /api/v1/batches (src/batches/service.ts). */
+interface BatchSummary {
+  batchId: string;
+  model: string;
+  status: string;
+  newlyAcceptedCount: number;
+  reusedCount: number;
+  rejectedCount: number;
+  batchExpiresAt: string;
+  createdAt: number;
+  itemCount: number;
+  queuedCount: number;
+  runningCount: number;
+  succeededCount: number;
+  failedCount: number;
+  webhookUrl?: string;
+}
+
+interface BatchItem {
+  ordinal: number;
+  clientItemId: string;
+  taskId: string | null;
+  accepted: boolean;
+  status: string;
+  error?: { code: string; message: string };
+  result?: { taskId: string; state: string; failCode?: string; failMsg?: string; resultJson?: string };
+}
+
+/** GET /api/v1/generateTask/{model}/batches/{batchId}. */
+interface BatchView {
+  batchId: string;
+  model: string;
+  status: string;
+  newlyAcceptedCount: number;
+  reusedCount: number;
+  rejectedCount: number;
+  items: BatchItem[];
+  batchExpiresAt: string;
+}
+
+const FILTERS = ['model', 'from', 'to'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
+const activeBatch = (status: string | undefined) => status === 'queued' || status === 'running';
+
+/** Badge's tones, plus the batch words it does not know: a rejected item or a batch with errors reads as bad. */
+function BatchBadge({ status }: { status: string }) {
+  if (status === 'rejected' || status === 'completed_with_errors')
+    return <span class="badge badge-bad">{status}</span>;
+  return <Badge status={status} />;
+}
+
+const batchPath = (batchId: string, model: string) =>
+  `/batches/${encodeURIComponent(batchId)}?model=${encodeURIComponent(model)}`;
+
+/** `YYYY-MM-DDTHH:MM:SS` in UTC (the API's expiry format, without zone) shown like the other times. */
+function expiry(value: string): string {
+  return when(/Z|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
+}
 
 export function Batches(_props: { params: Record<string, string> }) {
-  return <PageHeader title="Batches" />;
+  const [filters, setFilters] = useQueryFilters(FILTERS);
+  const key = FILTERS.map((name) => filters[name]).join('|');
+  return (
+    <div>
+      <PageHeader title="Batches" />
+      <p class="muted">
+        Batches are submitted through the API (
+        <code>POST /api/v1/generateTask/&#123;model&#125;/batches</code>) and kept for 7 days.
+      </p>
+      <BatchFilters key={`f${key}`} filters={filters} onApply={setFilters} />
+      <BatchList key={`l${key}`} filters={filters} />
+    </div>
+  );
+}
+
+function BatchFilters({ filters, onApply }: { filters: Filters; onApply(next: Filters): void }) {
+  const [draft, setDraft] = useState<Filters>(filters);
+  const models = useLoad(loadTaskModels, []);
+  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
+    setDraft({ ...draft, [name]: event.currentTarget.value });
+  const modelIds = (models.data ?? []).map((m) => m.id);
+  if (draft.model && !modelIds.includes(draft.model)) modelIds.push(draft.model);
+  return (
+    <form
+      class="filters list-filters"
+      aria-label="Batch filters"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onApply(draft);
+      }}
+    >
+      <Field id="batch-filter-model" label="Model">
+        <select id="batch-filter-model" value={draft.model} onChange={set('model')}>
+          <option value="">All models</option>
+          {modelIds.map((id) => (
+            <option key={id} value={id}>
+              {id}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field id="batch-filter-from" label="Created from">
+        <input id="batch-filter-from" type="date" value={draft.from} onInput={set('from')} />
+      </Field>
+      <Field id="batch-filter-to" label="Created to">
+        <input id="batch-filter-to" type="date" value={draft.to} onInput={set('to')} />
+      </Field>
+      <div class="filter-actions">
+        <button type="submit" class="button">
+          Apply filters
+        </button>
+        {FILTERS.some((name) => filters[name]) ? (
+          <button
+            type="button"
+            class="button secondary"
+            onClick={() => onApply({ model: '', from: '', to: '' })}
+          >
+            Clear filters
+          </button>
+        ) : null}
+      </div>
+    </form>
+  );
+}
+
+function BatchList({ filters }: { filters: Filters }) {
+  const paging = usePaging();
+  const list = useLoad(
+    () =>
+      api<Paged<BatchSummary>>('/api/v1/batches', {
+        query: {
+          model: filters.model,
+          createdAfter: dayBound(filters.from),
+          createdBefore: dayBound(filters.to, true),
+          limit: 20,
+          cursor: paging.cursor,
+        },
+      }),
+    [paging.cursor],
+  );
+  const items = list.data?.items;
+  useInterval(list.reload, 3000, !!items?.some((b) => activeBatch(b.status)));
+  return (
+    <Card title="Batch list">
+      <div class="list-toolbar">
+        <p class="muted">Page {paging.page}</p>
+        <button type="button" class="button secondary small" onClick={list.reload} disabled={list.loading}>
+          Refresh
+        </button>
+      </div>
+      <ErrorNotice error={list.error} />
+      {!items ? (
+        list.loading ? (
+          <Loading what="Loading batches" />
+        ) : null
+      ) : items.length === 0 ? (
+        <Empty>
+          {FILTERS.some((name) => filters[name])
+            ? 'No batches match these filters.'
+            : 'No batches in the last 7 days.'}
+        </Empty>
+      ) : (
+        <TableWrap label="Batches">
+          <thead>
+            <tr>
+              <th scope="col">Batch</th>
+              <th scope="col">Model</th>
+              <th scope="col">Status</th>
+              <th scope="col" class="num">
+                Items
+              </th>
+              <th scope="col" class="num">
+                Succeeded
+              </th>
+              <th scope="col" class="num">
+                Failed
+              </th>
+              <th scope="col" class="num">
+                Running or queued
+              </th>
+              <th scope="col" class="num">
+                Rejected
+              </th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((batch) => (
+              <tr key={batch.batchId}>
+                <td class="mono">
+                  <Link to={batchPath(batch.batchId, batch.model)}>{batch.batchId}</Link>
+                </td>
+                <td>{batch.model}</td>
+                <td>
+                  <BatchBadge status={batch.status} />
+                </td>
+                <td class="num">{count(batch.itemCount)}</td>
+                <td class="num">{count(batch.succeededCount)}</td>
+                <td class="num">{count(batch.failedCount)}</td>
+                <td class="num">{count(batch.runningCount + batch.queuedCount)}</td>
+                <td class="num">{count(batch.rejectedCount)}</td>
+                <td>{when(batch.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </TableWrap>
+      )}
+      {items && (items.length > 0 || paging.hasPrevious) ? (
+        <Pager
+          hasPrevious={paging.hasPrevious}
+          nextCursor={list.data?.nextCursor}
+          onPrevious={paging.previous}
+          onNext={paging.next}
+        />
+      ) : null}
+    </Card>
+  );
+}
+
+/** The batch's model when the link did not carry it: found in the batch list (newest first, a few pages). */
+async function findModel(batchId: string): Promise<string> {
+  let cursor: string | undefined;
+  for (let page = 0; page < 10; page++) {
+    const found = await api<Paged<BatchSummary>>('/api/v1/batches', { query: { limit: 100, cursor } });
+    const batch = found.items.find((b) => b.batchId === batchId);
+    if (batch) return batch.model;
+    if (!found.nextCursor) break;
+    cursor = found.nextCursor;
+  }
+  throw new Error(`No batch ${batchId} among this account's batches (they are kept for 7 days).`);
 }
 
 export function BatchDetail({ params }: { params: Record<string, string> }) {
-  return <PageHeader title={`Batch ${params.batchId}`} />;
+  const batchId = params.batchId;
+  const { query } = useLocation();
+  const modelParam = query.get('model') ?? '';
+  const loaded = useLoad(async () => {
+    const model = modelParam || (await findModel(batchId));
+    return api<BatchView>(
+      `/api/v1/generateTask/${encodeURIComponent(model)}/batches/${encodeURIComponent(batchId)}`,
+    );
+  }, [batchId, modelParam]);
+  const batch = loaded.data?.batchId === batchId ? loaded.data : undefined;
+  useInterval(loaded.reload, 2000, activeBatch(batch?.status));
+  const items = batch?.items ?? [];
+  const tally = (status: string) => items.filter((i) => i.status === status).length;
+  return (
+    <div>
+      <PageHeader title={`Batch ${batchId}`}>
+        <Link class="button secondary" to="/batches">
+          All batches
+        </Link>
+      </PageHeader>
+      <ErrorNotice error={loaded.error} />
+      {!batch ? (
+        loaded.loading ? (
+          <Loading what="Loading the batch" />
+        ) : null
+      ) : (
+        <>
+          <Card title="Totals">
+            <div class="stats stats-tight">
+              <Stat label="Status" value={<BatchBadge status={batch.status} />} />
+              <Stat label="Items" value={count(items.length)} />
+              <Stat label="Succeeded" value={count(tally('succeeded'))} />
+              <Stat label="Failed" value={count(tally('failed'))} />
+              <Stat label="Running or queued" value={count(tally('running') + tally('queued'))} />
+              <Stat label="Rejected" value={count(batch.rejectedCount)} />
+            </div>
+          </Card>
+          <Card title="Batch">
+            <Details
+              rows={[
+                ['Batch id', <code key="b">{batch.batchId}</code>],
+                ['Model', <Link to={`/models/${encodeURIComponent(batch.model)}`}>{batch.model}</Link>],
+                ['Newly accepted', count(batch.newlyAcceptedCount)],
+                ['Reused from earlier submissions', count(batch.reusedCount)],
+                ['Expires', expiry(batch.batchExpiresAt)],
+                [
+                  'Related',
+                  <span key="r" class="inline-links">
+                    <Link to={`/tasks?batchId=${encodeURIComponent(batch.batchId)}`}>
+                      Tasks of this batch
+                    </Link>
+                    <Link to={`/webhooks?batchId=${encodeURIComponent(batch.batchId)}`}>
+                      Webhook deliveries of this batch
+                    </Link>
+                  </span>,
+                ],
+              ]}
+            />
+          </Card>
+          <Card title="Items">
+            {items.length === 0 ? (
+              <Empty>This batch has no items.</Empty>
+            ) : (
+              <TableWrap label="Batch items">
+                <thead>
+                  <tr>
+                    <th scope="col" class="num">
+                      #
+                    </th>
+                    <th scope="col">client_item_id</th>
+                    <th scope="col">Task</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Detail</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {items.map((item) => (
+                    <tr key={item.ordinal}>
+                      <td class="num">{item.ordinal}</td>
+                      <td class="mono">{item.clientItemId}</td>
+                      <td class="mono">
+                        {item.taskId ? (
+                          <Link to={`/tasks/${encodeURIComponent(item.taskId)}`}>{item.taskId}</Link>
+                        ) : (
+                          '—'
+                        )}
+                      </td>
+                      <td>
+                        <BatchBadge status={item.status} />
+                      </td>
+                      <td class="wrap">{itemDetail(item)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </TableWrap>
+            )}
+          </Card>
+        </>
+      )}
+    </div>
+  );
+}
+
+function itemDetail(item: BatchItem): string {
+  if (item.error) return `${item.error.code}: ${item.error.message}`;
+  if (item.result?.failCode) return `${item.result.failCode}: ${item.result.failMsg ?? ''}`;
+  return '';
 }

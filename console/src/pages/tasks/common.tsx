@@ -1,0 +1,171 @@
+import { useState } from 'preact/hooks';
+import { api } from '../../api';
+import { navigate, useLocation } from '../../router';
+
+/** Helpers shared by the task, batch, webhook and model pages. */
+
+export interface Paged<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** A task as GET /api/v1/tasks and GET /api/v1/tasks/{taskId} show it (src/tasks/views.ts). */
+export interface TaskView {
+  taskId: string;
+  state: 'pending' | 'processing' | 'success' | 'failed' | string;
+  model: string;
+  createTime: number;
+  completeTime?: number;
+  costTime?: number;
+  chargeUsd?: number;
+  requestType?: string;
+  resultJson?: string;
+  failCode?: string;
+  failMsg?: string;
+  billing?: Record<string, unknown>;
+  batchId?: string;
+  clientItemId?: string;
+  /** Shown when the API includes them (the view may grow). */
+  input?: unknown;
+  refundUsd?: number;
+  [extra: string]: unknown;
+}
+
+export interface ModelSummary {
+  id: string;
+  slug: string | null;
+  displayName: string;
+  category: 'image' | 'video' | 'audio' | 'text' | string;
+  integration_type: 'task_api' | 'llm_gateway' | string;
+  [extra: string]: unknown;
+}
+
+export const isActiveState = (state: string | undefined) => state === 'pending' || state === 'processing';
+
+/**
+ * Cursor paging: the cursor of the page on screen and a stack of the cursors of the pages before it (the first
+ * page's cursor is undefined). Reset it by remounting (a `key` made of the filters).
+ */
+export function usePaging() {
+  const [stack, setStack] = useState<(string | undefined)[]>([]);
+  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  return {
+    cursor,
+    page: stack.length + 1,
+    hasPrevious: stack.length > 0,
+    next(nextCursor: string) {
+      setStack((s) => [...s, cursor]);
+      setCursor(nextCursor);
+    },
+    previous() {
+      setCursor(stack[stack.length - 1]);
+      setStack(stack.slice(0, -1));
+    },
+  };
+}
+
+/**
+ * Filters kept in the page's URL query (never secrets), so a reload or a shared link keeps them. Returns the
+ * current values of `names` and a setter that replaces the URL.
+ */
+export function useQueryFilters<N extends string>(
+  names: readonly N[],
+): [Record<N, string>, (values: Partial<Record<N, string>>) => void] {
+  const { path, query } = useLocation();
+  const values = Object.fromEntries(names.map((n) => [n, query.get(n) ?? ''])) as Record<N, string>;
+  const set = (next: Partial<Record<N, string>>) => {
+    const params = new URLSearchParams();
+    for (const name of names) {
+      const value = (next[name] ?? '').trim();
+      if (value) params.set(name, value);
+    }
+    const search = params.toString();
+    navigate(search ? `${path}?${search}` : path, true);
+  };
+  return [values, set];
+}
+
+/** A YYYY-MM-DD day (local) as the ISO instant it starts at; `end` gives the start of the next day. */
+export function dayBound(day: string, end = false): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
+  const [y, m, d] = day.split('-').map(Number);
+  const date = new Date(y, m - 1, d + (end ? 1 : 0));
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+}
+
+/** The result URLs of a successful task (its `resultJson` is a JSON string holding `resultUrls`). */
+export function resultUrls(task: { resultJson?: unknown }): string[] {
+  if (typeof task.resultJson !== 'string') return [];
+  try {
+    const parsed = JSON.parse(task.resultJson) as { resultUrls?: unknown };
+    return Array.isArray(parsed.resultUrls)
+      ? parsed.resultUrls.filter((u): u is string => typeof u === 'string')
+      : [];
+  } catch {
+    return [];
+  }
+}
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'file';
+
+const EXTENSIONS: Record<string, MediaKind> = {
+  png: 'image',
+  jpg: 'image',
+  jpeg: 'image',
+  webp: 'image',
+  gif: 'image',
+  avif: 'image',
+  mp4: 'video',
+  webm: 'video',
+  mov: 'video',
+  m4v: 'video',
+  mp3: 'audio',
+  wav: 'audio',
+  m4a: 'audio',
+  ogg: 'audio',
+  flac: 'audio',
+  aac: 'audio',
+};
+
+/** The file extension of a URL's path, lower-case ('' when none). */
+export function extensionOf(url: string): string {
+  let pathname = url;
+  try {
+    pathname = new URL(url, location.href).pathname;
+  } catch {
+    pathname = url.split(/[?#]/)[0];
+  }
+  const match = /\.([a-z0-9]{2,5})$/i.exec(pathname);
+  return match ? match[1].toLowerCase() : '';
+}
+
+/** What a result URL holds, by its extension, else by the model's category. */
+export function mediaKindOf(url: string, category?: string): MediaKind {
+  const kind = EXTENSIONS[extensionOf(url)];
+  if (kind) return kind;
+  return category === 'image' || category === 'video' || category === 'audio' ? category : 'file';
+}
+
+let modelsPromise: Promise<ModelSummary[]> | null = null;
+
+/** The catalog (GET /api/v1/models), fetched once per page load; a failure is retried on the next call. */
+export function loadModels(): Promise<ModelSummary[]> {
+  if (!modelsPromise) {
+    modelsPromise = api<ModelSummary[]>('/api/v1/models');
+    modelsPromise.catch(() => (modelsPromise = null));
+  }
+  return modelsPromise;
+}
+
+/** Task-API models only (the ones tasks and batches run on). */
+export async function loadTaskModels(): Promise<ModelSummary[]> {
+  return (await loadModels()).filter((m) => m.integration_type === 'task_api');
+}
+
+/** Seconds or milliseconds for a duration given in ms. */
+export function duration(msValue: number | undefined): string {
+  if (msValue === undefined || msValue === null) return '—';
+  if (msValue < 1000) return `${Math.round(msValue)} ms`;
+  if (msValue < 120_000) return `${(msValue / 1000).toFixed(1)} s`;
+  return `${Math.round(msValue / 60_000)} min`;
+}
