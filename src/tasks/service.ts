@@ -357,6 +357,9 @@ function refundOf(task: TaskRecord, model: TaskModel): number {
   const charged = task.prepared.chargeMicros;
   if (task.state === 'failed') return charged;
   if (task.state === 'success' && task.billing && task.prepared.settlement && model.settle)
-    return Math.max(0, charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros);
+    return Math.max(
+      0,
+      charged - model.settle(task.prepared.settlement, task.billing.outputVideoSeconds).finalMicros,
+    );
   return 0;
 }

@@ -26,8 +26,8 @@ describe.each(adapters.map((a) => [a.name, a] as const))(
     test('the folds of two replicas add up per minute and surface; an unwritten minute reads empty', async () => {
       const prefix = uniquePrefix('stats');
       const a = open(prefix);
-    // Embedded mode has one process: the second "replica" is the same store.
-    const b = adapter.name === 'memory' ? a : open(prefix);
+      // Embedded mode has one process: the second "replica" is the same store.
+      const b = adapter.name === 'memory' ? a : open(prefix);
       const minute = Math.floor(Date.now() / 60_000);
       await a.add(minute, {
         gateway: { requests: 3, serverErrors: 1, clientErrors: 0, buckets: buckets(2, 3) },

@@ -174,7 +174,13 @@ describe.each(modes)('the console API (%s)', (_mode, redis) => {
       const listed = await call(ADMIN_TOKEN, 'GET', '/api/v1/tasks', undefined, as);
       expect(listed.text).toContain(submitted.json.data.taskId);
       // The detail view: the input as the task runs it (defaults applied), the charge and what was refunded.
-      const detail = await call(ADMIN_TOKEN, 'GET', `/api/v1/tasks/${submitted.json.data.taskId}`, undefined, as);
+      const detail = await call(
+        ADMIN_TOKEN,
+        'GET',
+        `/api/v1/tasks/${submitted.json.data.taskId}`,
+        undefined,
+        as,
+      );
       expect(detail.json.data).toMatchObject({
         model: 'basic-image',
         chargeUsd: 0.03,
