@@ -36,7 +36,7 @@ export function buildApp(services: Services): App {
 
   app.use(requestContext(logger, metrics));
   app.use(healthRouter(services));
-  if (config.console.enabled) app.use(consoleRouter(config.console.dir));
+  if (config.console.enabled) app.use(consoleRouter(config.console.dir, () => services.signer.origin));
   app.use(filesRouter({ signer: services.signer, tasks: store.tasks, clock: services.clock }));
 
   if (config.admin.token) {

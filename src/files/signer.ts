@@ -34,6 +34,11 @@ export class FileSigner {
     this.publicUrl = base.origin;
   }
 
+  /** Where result files are served from (scheme, host and port). */
+  get origin(): string {
+    return new URL(this.publicUrl).origin;
+  }
+
   url(taskId: string, name: string, expiresAt: number): string {
     const sig = this.signature(taskId, name, expiresAt).toString('hex');
     return `${this.publicUrl.replace(/\/+$/, '')}/files/${taskId}/${name}?exp=${expiresAt}&sig=${sig}`;

@@ -7,25 +7,28 @@ export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'dist', 'console'
 
 /**
  * The console's own pages run under this policy: scripts and styles from this origin only (no inline code, no
- * eval), API calls to this origin only, no framing. Result previews may show media from the upstream's HTTPS
- * storage, so images and media also allow https: and the blob: URLs of downloaded results.
+ * eval), API calls to this origin only, no framing. Result previews show media from where Genway serves result
+ * files (its public URL, which need not be the origin the console was opened at: localhost and 127.0.0.1, say) or
+ * from the upstream's HTTPS storage, so images and media also allow that origin, https: and blob: URLs.
  */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' https: data: blob:",
-  "media-src 'self' https: blob:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "manifest-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function consoleCsp(filesOrigin?: string): string {
+  const media = filesOrigin && !filesOrigin.startsWith('https:') ? ` ${filesOrigin}` : '';
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self'${media} https: data: blob:`,
+    `media-src 'self'${media} https: blob:`,
+    "connect-src 'self'",
+    "font-src 'self'",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const SECURITY_HEADERS = {
-  'Content-Security-Policy': CONSOLE_CSP,
   'X-Content-Type-Options': 'nosniff',
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
@@ -38,12 +41,19 @@ const SECURITY_HEADERS = {
  * path under /console answers the page itself (the console routes on the client), never cached, so a new build
  * is picked up at once. Read once at start: nothing touches the disk per request but the static assets.
  */
-export function consoleRouter(dir: string = CONSOLE_DIR): Router {
+export function consoleRouter(
+  dir: string = CONSOLE_DIR,
+  filesOrigin: () => string | undefined = () => undefined,
+): Router {
   const router = express.Router();
   const index = path.join(dir, 'index.html');
   const page = fs.existsSync(index) ? fs.readFileSync(index) : null;
+  // The files' origin is known once the server has bound its port: the policy is built again only if it changed.
+  let policy = { origin: filesOrigin(), csp: consoleCsp(filesOrigin()) };
   router.use('/console', (_req, res, next) => {
-    res.set(SECURITY_HEADERS);
+    const origin = filesOrigin();
+    if (origin !== policy.origin) policy = { origin, csp: consoleCsp(origin) };
+    res.set(SECURITY_HEADERS).set('Content-Security-Policy', policy.csp);
     res.locals.route = '/console';
     next();
   });

@@ -40,6 +40,7 @@ export async function startGateway(
     { ...h.services.config.server, host: '127.0.0.1', port: options.port ?? 0 },
     h.services.logger,
   );
+  h.services.signer.useBoundPort(port);
   return {
     h,
     base: `http://127.0.0.1:${port}`,

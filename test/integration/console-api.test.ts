@@ -5,7 +5,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
 import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
 import { dayOf } from '../../src/accounts/usage';
-import { CONSOLE_CSP, CONSOLE_DIR } from '../../src/http/console';
+import { CONSOLE_DIR, consoleCsp } from '../../src/http/console';
 
 /** One messages call (12 in, 3 out) costs 18,000 micro-USD; basic-image at its default resolution 30,000. */
 const PRICES = { 'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 } };
@@ -308,7 +308,7 @@ describe('the console is served at /console', () => {
       const res = await fetch(`${gw.base}${page}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+      expect(res.headers.get('content-security-policy')).toBe(consoleCsp(gw.base));
       expect(res.headers.get('x-frame-options')).toBe('DENY');
       expect(res.headers.get('cache-control')).toBe('no-cache');
       const html = await res.text();
@@ -316,8 +316,12 @@ describe('the console is served at /console', () => {
       expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
       expect(html).not.toMatch(/<style|style="/);
     }
-    expect(CONSOLE_CSP).toContain("script-src 'self'");
-    expect(CONSOLE_CSP).not.toContain('unsafe');
+    expect(consoleCsp(gw.base)).toBe(
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' ${gw.base} https: data: blob:; ` +
+        `media-src 'self' ${gw.base} https: blob:; connect-src 'self'; font-src 'self'; manifest-src 'self'; ` +
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    );
+    expect(consoleCsp('https://genway.example.com')).not.toContain('genway.example.com');
     const asset = await fetch(`${gw.base}/console/${build.script}`);
     expect(asset.status).toBe(200);
     expect(asset.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
