@@ -139,7 +139,13 @@ export function StackedBars({
                 );
               })}
               {c % every === (categories.length - 1) % every ? (
-                <text class="chart-text" x={left + c * slot + slot / 2} y={height - 8} text-anchor="middle">
+                <text
+                  class="chart-text"
+                  // The last label ends at the edge rather than being cut by it.
+                  x={c === categories.length - 1 ? width - right : left + c * slot + slot / 2}
+                  y={height - 8}
+                  text-anchor={c === categories.length - 1 ? 'end' : 'middle'}
+                >
                   {categoryLabel(category)}
                 </text>
               ) : null}
@@ -148,7 +154,7 @@ export function StackedBars({
         })}
         <line class="chart-axis" x1={left} x2={width - right} y1={y(0)} y2={y(0)} />
       </svg>
-      {series.length > 1 ? (
+      {series.length > 0 ? (
         <ul class="legend" aria-hidden="true">
           {series.map((s) => (
             <li key={s.key}>
