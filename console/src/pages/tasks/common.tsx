@@ -93,13 +93,16 @@ export function dayBound(day: string, end = false): string | undefined {
   return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
 
-/** The result URLs of a successful task (its `resultJson` is a JSON string holding `resultUrls`). */
+/**
+ * The result URLs of a successful task (its `resultJson` is a JSON string holding `resultUrls`): http(s) only, since
+ * an upstream chooses them and a `javascript:` or `data:` link must never become a clickable href.
+ */
 export function resultUrls(task: { resultJson?: unknown }): string[] {
   if (typeof task.resultJson !== 'string') return [];
   try {
     const parsed = JSON.parse(task.resultJson) as { resultUrls?: unknown };
     return Array.isArray(parsed.resultUrls)
-      ? parsed.resultUrls.filter((u): u is string => typeof u === 'string')
+      ? parsed.resultUrls.filter((u): u is string => typeof u === 'string' && /^https?:\/\//i.test(u))
       : [];
   } catch {
     return [];
