@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { SlotMasterConnector } from './slot-master';
 
 /**
  * Where Redis is: a URL; sentinels that name the master; or the seed nodes of a Redis Cluster. In the last two the
@@ -70,9 +71,8 @@ function clusterConnection(target: { url: string; clusterNodes: string[] }, node
     // Each redirection or retry of one command counts: 50 × 200 ms rides through a failover of about 10 s.
     maxRedirections: 50,
     slotsRefreshTimeout: 2000,
-    // A connection with nothing to send but a blocked read (the key-event feed, BullMQ's workers) learns the new slot
-    // map within a second of a failover rather than at its next error. (It does not always free BullMQ's workers
-    // when the master of BullMQ's slot dies: docs/reliability.md, "Not yet covered".)
+    // A connection with nothing to send but a blocked read (the key-event feed) learns the new slot map within a
+    // second of a failover rather than at its next error. (BullMQ does not use a Cluster client: createSlotConnection.)
     slotsRefreshInterval: 1000,
     clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
   };
@@ -84,7 +84,36 @@ export function createRedisConnection(
   name: string,
   options: RedisOptions = {},
 ): RedisClient {
-  const common: RedisOptions = {
+  const common = commonOptions(name, options);
+  if (typeof target === 'string') return new Redis(target, common);
+  if (isClusterTarget(target)) return clusterConnection(target, common);
+  return new Redis({ ...sentinelOptions(target), ...common });
+}
+
+/**
+ * A plain connection to the master of the slot `key` hashes to, when `target` is a Redis Cluster (found again at
+ * every reconnect: src/store/redis/slot-master.ts); otherwise the same connection as createRedisConnection. For a
+ * user whose keys share one hash tag and that must never be left on a dead master (BullMQ).
+ */
+export function createSlotConnection(
+  target: RedisTarget,
+  key: string,
+  name: string,
+  options: RedisOptions = {},
+): RedisClient {
+  if (!isClusterTarget(target)) return createRedisConnection(target, name, options);
+  return new Redis({
+    ...credentials(new URL(target.url)),
+    ...commonOptions(name, options),
+    // A node that stopped serving the slot (demoted, or the slot moved): reconnect, find the master, resend.
+    reconnectOnError: (err: Error) => (/^(READONLY|MOVED)/.test(err.message) ? 2 : false),
+    Connector: SlotMasterConnector,
+    slotMaster: { seeds: target.clusterNodes.map(hostPort), key },
+  } as RedisOptions);
+}
+
+function commonOptions(name: string, options: RedisOptions): RedisOptions {
+  return {
     connectionName: name,
     // After a failover the old master answers READONLY until the client follows the new one: reconnect and resend.
     reconnectOnError: (err) => (err.message.startsWith('READONLY') ? 2 : false),
@@ -98,7 +127,4 @@ export function createRedisConnection(
     // against ~5 ms without it, for no throughput gain that outweighs that.
     ...options,
   };
-  if (typeof target === 'string') return new Redis(target, common);
-  if (isClusterTarget(target)) return clusterConnection(target, common);
-  return new Redis({ ...sentinelOptions(target), ...common });
 }

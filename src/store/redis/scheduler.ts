@@ -2,7 +2,7 @@ import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import type { Config } from '../../config';
 import type { Logger } from '../../observability/logger';
 import { redisKeys } from '../keys';
-import { createRedisConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
+import { createSlotConnection, isClusterTarget, type RedisClient, type RedisTarget } from './connection';
 import { withinGrace } from '../../clock';
 import {
   MAX_ATTEMPTS,
@@ -33,9 +33,11 @@ export class BullScheduler implements Scheduler {
     private readonly jobs: Config['jobs'],
     private readonly logger: Logger,
   ) {
-    // BullMQ needs maxRetriesPerRequest: null on the connections its workers block on.
-    this.connection = createRedisConnection(redis, 'genway-jobs', { maxRetriesPerRequest: null });
     this.prefix = redisKeys(storePrefix, isClusterTarget(redis)).bullPrefix;
+    // BullMQ needs maxRetriesPerRequest: null on the connections its workers block on. Every BullMQ key carries the
+    // one hash tag of the prefix, so in a Redis Cluster it talks to one master: a plain connection that finds that
+    // master again after a failover, rather than a Cluster client (docs/reliability.md, "Redis Cluster").
+    this.connection = createSlotConnection(redis, this.prefix, 'genway-jobs', { maxRetriesPerRequest: null });
   }
 
   async enqueue<T extends object>(queue: QueueName, payload: T, options: JobOptions = {}): Promise<void> {
