@@ -54,6 +54,15 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
     expect(await store.accounts.balanceMicros('acct_1')).toBe(0);
   });
 
+  test("a touch records a key's last use; an unknown key is not brought into being", async () => {
+    await store.accounts.insertKey(key());
+    await store.accounts.touchKey('h'.repeat(64), 1_800_000_000_000);
+    expect((await store.accounts.getKey('key_1'))?.lastUsedAt).toBe(1_800_000_000_000);
+    expect((await store.accounts.findKeyByHash('h'.repeat(64)))?.lastUsedAt).toBe(1_800_000_000_000);
+    await store.accounts.touchKey('x'.repeat(64), 1_800_000_000_000);
+    expect(await store.accounts.findKeyByHash('x'.repeat(64))).toBeNull();
+  });
+
   test('an account reads back as written, with a zero balance', async () => {
     expect(await store.accounts.getAccount('acct_1')).toEqual({
       accountId: 'acct_1',

@@ -30,6 +30,7 @@ import { LuaScript } from './scripts';
 const ledgerPost = new LuaScript('ledger_post');
 const keyRevoke = new LuaScript('key_revoke');
 const accountUpdate = new LuaScript('account_update');
+const keyTouch = new LuaScript('key_touch');
 const keyExpire = new LuaScript('key_expire');
 const usageAdd = new LuaScript('usage_add');
 const budgetStatesScript = new LuaScript('budget_states');
@@ -243,14 +244,7 @@ export class RedisAccountStore implements AccountStore {
   }
 
   async touchKey(hash: string, at: number): Promise<void> {
-    // Only an existing key's hash gets the field (a key deleted meanwhile is not brought back as a stub).
-    const key = this.keys.keyByHash(hash);
-    await this.redis.eval(
-      "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'lastUsedAt', ARGV[1]) end return 1",
-      1,
-      key,
-      at,
-    );
+    await keyTouch.run(this.redis, [this.keys.keyByHash(hash)], [at]);
   }
 
   async setBudget(accountId: string, scope: BudgetScope, budget: Budget | null): Promise<void> {
