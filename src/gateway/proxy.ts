@@ -413,6 +413,51 @@ export class VendorProxy {
       }, wait);
     };
 
+    /**
+     * The one try of a call that cannot fail over (one key, a pinned object, a streamed upload): the same outcome
+     * accounting, without the state and closures of a retry that cannot happen.
+     */
+    const once = (key: VendorKey | undefined) => {
+      const handler: LegacyHandler = {
+        onConnect: (abort) => {
+          abortUpstream = abort;
+          if (closed) abort(new ClientGone());
+        },
+        onHeaders: (status, raw, resumeFn, statusMessage) => {
+          if (status < 200) return true; // 1xx: informational, the final answer follows
+          if (key) {
+            const outcome = outcomeOf(status);
+            const failure = outcome === 'rate_limited' || outcome === 'server_error';
+            pool.settle(key, outcome, {
+              requestId,
+              tryNo: 1,
+              status,
+              retryAfterMs: failure ? retryAfterOf(raw) : undefined,
+            });
+            options.onKey?.(key);
+          }
+          head(status, raw, resumeFn, statusMessage);
+          return true;
+        },
+        onData: data,
+        onComplete: complete,
+        onError: (err) => {
+          if (closed || err instanceof ClientGone) return;
+          if (key && exchange.headers === undefined && !res.headersSent) {
+            const code = errorCode(err);
+            const outcome = CONNECT_ERRORS.has(code)
+              ? 'connect_error'
+              : TIMEOUT_PHASE[code]
+                ? 'timeout'
+                : 'error';
+            pool.settle(key, outcome, { requestId, tryNo: 1, code });
+          }
+          failed(err);
+        },
+      };
+      this.dispatch(req, options, key, handler);
+    };
+
     const attempt = (key: VendorKey | undefined) => {
       if (key) tried.push(key);
       const tryNo = tried.length;
@@ -490,22 +535,12 @@ export class VendorProxy {
           failed(err);
         },
       };
-      this.agent.dispatch(
-        {
-          origin: (key ?? vendor).origin.origin,
-          method: req.method!,
-          path: (key ?? vendor).basePath + options.path,
-          headers: this.upstreamHeaders(req, options, key),
-          // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
-          // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
-          body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
-        },
-        handler as unknown as Dispatcher.DispatchHandler,
-      );
+      this.dispatch(req, options, key, handler);
     };
 
     exchange.sent = performance.now();
-    attempt(options.key);
+    if (failover && pool.members.length > 1) attempt(options.key);
+    else once(options.key);
     return () => {
       closed = true;
       clearTimeout(retryTimer);
@@ -513,6 +548,28 @@ export class VendorProxy {
       if (!exchange.complete) abortUpstream?.(new ClientGone());
       options.onClose(exchange);
     };
+  }
+
+  /** Sends one try upstream, on `key` (or the vendor's own origin when it has no key). */
+  private dispatch(
+    req: IncomingMessage,
+    options: ForwardOptions,
+    key: VendorKey | undefined,
+    handler: LegacyHandler,
+  ): void {
+    const { upstream, body } = options;
+    this.agent.dispatch(
+      {
+        origin: (key ?? upstream).origin.origin,
+        method: req.method!,
+        path: (key ?? upstream).basePath + options.path,
+        headers: this.upstreamHeaders(req, options, key),
+        // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
+        // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
+        body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
+      },
+      handler as unknown as Dispatcher.DispatchHandler,
+    );
   }
 
   /**
