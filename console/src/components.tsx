@@ -224,6 +224,137 @@ export function Field({
   );
 }
 
+/**
+ * A form that calls the API (`submit` from useSubmit): its fields, the error of the last try, what the last success
+ * did (`done`, announced), and the submit button, which says `busy` while the call runs.
+ */
+export function ActionForm({
+  submit,
+  label,
+  busy,
+  disabled,
+  done,
+  children,
+}: {
+  submit: { onSubmit(event: Event): void; pending: boolean; error: Error | undefined };
+  label: string;
+  busy: string;
+  disabled?: boolean;
+  done?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <form onSubmit={submit.onSubmit}>
+      {children}
+      <ErrorNotice error={submit.error} />
+      {done ? (
+        <p class="notice notice-ok" role="status">
+          {done}
+        </p>
+      ) : null}
+      <button type="submit" class="button" disabled={submit.pending || disabled}>
+        {submit.pending ? busy : label}
+      </button>
+    </form>
+  );
+}
+
+/** An <input> (a <textarea> with `rows`) in its Field: the control takes the id, the hint and each edit's value. */
+export function InputField({
+  id,
+  label,
+  hint,
+  value,
+  onValue,
+  rows,
+  ...attributes
+}: {
+  id: string;
+  label: string;
+  hint?: string;
+  value: string;
+  onValue(value: string): void;
+  rows?: number;
+} & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'id' | 'label' | 'value' | 'rows'>) {
+  const control = {
+    ...attributes,
+    id,
+    'aria-describedby': hint ? `${id}-hint` : undefined,
+    value,
+    onInput: (event: { currentTarget: { value: string } }) => onValue(event.currentTarget.value),
+  };
+  return (
+    <Field id={id} label={label} hint={hint}>
+      {rows ? (
+        <textarea rows={rows} {...(control as JSX.TextareaHTMLAttributes<HTMLTextAreaElement>)} />
+      ) : (
+        <input {...control} />
+      )}
+    </Field>
+  );
+}
+
+/**
+ * A <select> in its Field. `options` are values shown as they are, or a value → text map; `any`, when given, is the
+ * text of a first option with the empty value.
+ */
+export function SelectField<V extends string>({
+  id,
+  label,
+  value,
+  onValue,
+  options,
+  any,
+}: {
+  id: string;
+  label: string;
+  value: V | number;
+  onValue(value: V): void;
+  options: readonly V[] | Record<V, string>;
+  any?: string;
+}) {
+  const entries: [string, string][] = Array.isArray(options)
+    ? options.map((o) => [o, o])
+    : Object.entries<string>(options);
+  // The select offers only the options' values (and the empty one of `any`): its value is a V.
+  return (
+    <Field id={id} label={label}>
+      <select id={id} value={value} onChange={(event) => onValue(event.currentTarget.value as V)}>
+        {any !== undefined ? <option value="">{any}</option> : null}
+        {entries.map(([option, text]) => (
+          <option key={option} value={option}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+/** A column heading: its text, or its content and `num` for a right-aligned column of figures. */
+export type Column = string | { text: ComponentChildren; num?: boolean };
+
+/** A right-aligned heading, over a column of figures. */
+export const numeric = (text: ComponentChildren): Column => ({ text, num: true });
+
+/** A table's <thead>: one row of column headings. */
+export function TableHead({ columns }: { columns: Column[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((column, i) => {
+          const { text, num } = typeof column === 'string' ? { text: column, num: false } : column;
+          return (
+            <th key={i} scope="col" class={num ? 'num' : undefined}>
+              {text}
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
 /** Previous / next for cursor-paged lists (the list APIs' opaque `cursor`). */
 export function Pager({
   hasPrevious,

@@ -54,3 +54,15 @@ export function useAction<A extends unknown[]>(
   };
   return { run, pending, error };
 }
+
+/** useAction for a form: `onSubmit` keeps the browser from loading a page and runs `action`. */
+export function useSubmit(action: () => Promise<void>) {
+  const submit = useAction(action);
+  return {
+    ...submit,
+    onSubmit(event: Event) {
+      event.preventDefault();
+      void submit.run();
+    },
+  };
+}

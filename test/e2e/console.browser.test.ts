@@ -203,6 +203,43 @@ describeBrowser.each(modes)('the console in Chromium (%s)', (mode, redis) => {
     await page.close();
   });
 
+  test('the task list: filters go into the URL, cursor paging moves forward and back', async () => {
+    const { key } = await fundedKey(gw.h.services, 5);
+    const ids: string[] = [];
+    for (let i = 0; i < 22; i++) {
+      const res = await api(key, 'POST', '/api/v1/generateTask/basic-image', {
+        input: { prompt: `tile ${i}` },
+      });
+      ids.push(res.json.data.taskId as string);
+    }
+    await eventually(async () => {
+      const listed = await api(key, 'GET', '/api/v1/tasks?state=success&limit=100');
+      expect(listed.json.data.items).toHaveLength(22);
+    }, 20_000);
+    const page = await newPage();
+    await signIn(page, gw.base, key);
+    await page.getByRole('link', { name: 'Tasks' }).click();
+    await page.getByLabel('State', { exact: true }).selectOption('success');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/[?&]state=success/);
+    const table = page.getByRole('region', { name: 'Tasks' });
+    const idsShown = async () =>
+      (await table.getByRole('link').allTextContents()).filter((t) => t.startsWith('task_'));
+    await eventually(async () => expect(await idsShown()).toHaveLength(20));
+    const first = await idsShown();
+    expect(first).toEqual([...ids].reverse().slice(0, 20)); // newest first
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByText('Page 2').waitFor();
+    await eventually(async () => expect(await idsShown()).toEqual([ids[1], ids[0]]));
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await page.getByText('Page 1').waitFor();
+    await eventually(async () => expect(await idsShown()).toEqual(first));
+    await page.reload();
+    await page.getByText('Page 1').waitFor();
+    expect(await page.getByLabel('State', { exact: true }).inputValue()).toBe('success');
+    await page.close();
+  });
+
   test('every page at 1280x800 and 390x844: no serious axe violation, no sideways scroll', async () => {
     // Something on every page: gateway calls, a finished task, a batch, a delivery.
     for (let i = 0; i < 3; i++) {

@@ -1,19 +1,22 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import {
+  ActionForm,
   Card,
   Details,
   Empty,
   ErrorNotice,
-  Field,
+  InputField,
   Link,
   Loading,
+  numeric,
   PageHeader,
   Stat,
+  TableHead,
   TableWrap,
 } from '../components';
 import { count, isoDay, usd, when } from '../format';
-import { useLoad } from '../hooks';
+import { useLoad, useSubmit } from '../hooks';
 import { navigate } from '../router';
 import { actAs } from '../session';
 import { BudgetList } from './overview/budgets';
@@ -38,72 +41,60 @@ const accountPath = (accountId: string) => `/admin/accounts/${encodeURIComponent
 function CreateAccount({ onCreated }: { onCreated(): void }) {
   const [name, setName] = useState('');
   const [balance, setBalance] = useState('');
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
   const [created, setCreated] = useState<{ accountId: string; name: string } | null>(null);
+  const create = useSubmit(async () => {
+    setCreated(null);
+    const balanceUsd = balance.trim() === '' ? undefined : Number(balance);
+    if (balanceUsd !== undefined && !(balanceUsd >= 0))
+      throw new Error('Starting balance: a number of USD, 0 or more');
+    const { accountId } = await api<{ accountId: string }>('/admin/v1/accounts', {
+      method: 'POST',
+      body: { name: name.trim(), balanceUsd },
+    });
+    setCreated({ accountId, name: name.trim() });
+    setName('');
+    setBalance('');
+    onCreated();
+  });
   return (
     <Card title="Create an account">
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setPending(true);
-          setError(undefined);
-          setCreated(null);
-          try {
-            const balanceUsd = balance.trim() === '' ? undefined : Number(balance);
-            if (balanceUsd !== undefined && !(balanceUsd >= 0))
-              throw new Error('Starting balance: a number of USD, 0 or more');
-            const { accountId } = await api<{ accountId: string }>('/admin/v1/accounts', {
-              method: 'POST',
-              body: { name: name.trim(), balanceUsd },
-            });
-            setCreated({ accountId, name: name.trim() });
-            setName('');
-            setBalance('');
-            onCreated();
-          } catch (err) {
-            setError(err as Error);
-          } finally {
-            setPending(false);
-          }
-        }}
+      <ActionForm
+        submit={create}
+        label="Create account"
+        busy="Creating…"
+        done={
+          created ? (
+            <>
+              Created account <Link to={accountPath(created.accountId)}>{created.name}</Link> (
+              <span class="mono">{created.accountId}</span>).
+            </>
+          ) : null
+        }
       >
         <div class="form-row form-row-top">
-          <Field id="account-name" label="Account name">
-            <input
-              id="account-name"
-              name="name"
-              required
-              maxLength={200}
-              autocomplete="off"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          </Field>
-          <Field id="account-balance" label="Starting balance (USD, optional)">
-            <input
-              id="account-balance"
-              name="balanceUsd"
-              type="number"
-              inputMode="decimal"
-              min={0}
-              step="any"
-              value={balance}
-              onInput={(e) => setBalance(e.currentTarget.value)}
-            />
-          </Field>
+          <InputField
+            id="account-name"
+            label="Account name"
+            name="name"
+            required
+            maxLength={200}
+            autocomplete="off"
+            value={name}
+            onValue={setName}
+          />
+          <InputField
+            id="account-balance"
+            label="Starting balance (USD, optional)"
+            name="balanceUsd"
+            type="number"
+            inputMode="decimal"
+            min={0}
+            step="any"
+            value={balance}
+            onValue={setBalance}
+          />
         </div>
-        <ErrorNotice error={error} />
-        {created ? (
-          <p class="notice notice-ok" role="status">
-            Created account <Link to={accountPath(created.accountId)}>{created.name}</Link> (
-            <span class="mono">{created.accountId}</span>).
-          </p>
-        ) : null}
-        <button type="submit" class="button" disabled={pending}>
-          {pending ? 'Creating…' : 'Create account'}
-        </button>
-      </form>
+      </ActionForm>
     </Card>
   );
 }
@@ -140,19 +131,9 @@ export function Admin(_props: { params: Record<string, string> }) {
         {accounts.data && list.length === 0 ? <Empty>No accounts yet. Create one below.</Empty> : null}
         {list.length > 0 ? (
           <TableWrap label="Accounts">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Account ID</th>
-                <th scope="col" class="num">
-                  Balance
-                </th>
-                <th scope="col" class="num">
-                  Spend this month
-                </th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={['Name', 'Account ID', numeric('Balance'), numeric('Spend this month'), 'Actions']}
+            />
             <tbody>
               {list.map((a) => (
                 <tr key={a.accountId}>
@@ -186,75 +167,59 @@ export function Admin(_props: { params: Record<string, string> }) {
 function AddCredits({ accountId, onAdded }: { accountId: string; onAdded(): void }) {
   const [amount, setAmount] = useState('');
   const [reference, setReference] = useState('');
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
   const [result, setResult] = useState<{ amountUsd: number; balanceUsd: number } | null>(null);
+  const add = useSubmit(async () => {
+    setResult(null);
+    const amountUsd = Number(amount);
+    if (!(amountUsd > 0)) throw new Error('Amount: a number of USD above 0');
+    const answer = await api<{ balanceUsd: number }>(
+      `/admin/v1/accounts/${encodeURIComponent(accountId)}/credits`,
+      { method: 'POST', body: { amountUsd, reference: reference.trim() || undefined } },
+    );
+    setResult({ amountUsd, balanceUsd: answer.balanceUsd });
+    setAmount('');
+    setReference('');
+    onAdded();
+  });
   return (
     <Card title="Add credits">
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setPending(true);
-          setError(undefined);
-          setResult(null);
-          try {
-            const amountUsd = Number(amount);
-            if (!(amountUsd > 0)) throw new Error('Amount: a number of USD above 0');
-            const answer = await api<{ balanceUsd: number }>(
-              `/admin/v1/accounts/${encodeURIComponent(accountId)}/credits`,
-              { method: 'POST', body: { amountUsd, reference: reference.trim() || undefined } },
-            );
-            setResult({ amountUsd, balanceUsd: answer.balanceUsd });
-            setAmount('');
-            setReference('');
-            onAdded();
-          } catch (err) {
-            setError(err as Error);
-          } finally {
-            setPending(false);
-          }
-        }}
+      <ActionForm
+        submit={add}
+        label="Add credits"
+        busy="Adding…"
+        done={
+          result ? (
+            <>
+              Added {usd(result.amountUsd)}. The balance is now {usd(result.balanceUsd)}.
+            </>
+          ) : null
+        }
       >
         <div class="form-row form-row-top">
-          <Field id="credit-amount" label="Amount (USD)">
-            <input
-              id="credit-amount"
-              name="amountUsd"
-              type="number"
-              inputMode="decimal"
-              min={0}
-              step="any"
-              required
-              value={amount}
-              onInput={(e) => setAmount(e.currentTarget.value)}
-            />
-          </Field>
-          <Field
+          <InputField
+            id="credit-amount"
+            label="Amount (USD)"
+            name="amountUsd"
+            type="number"
+            inputMode="decimal"
+            min={0}
+            step="any"
+            required
+            value={amount}
+            onValue={setAmount}
+          />
+          <InputField
             id="credit-reference"
             label="Reference (optional)"
             hint="An invoice number, say. A credit sent again with the same reference is added once."
-          >
-            <input
-              id="credit-reference"
-              name="reference"
-              maxLength={200}
-              autocomplete="off"
-              aria-describedby="credit-reference-hint"
-              value={reference}
-              onInput={(e) => setReference(e.currentTarget.value)}
-            />
-          </Field>
+            name="reference"
+            maxLength={200}
+            autocomplete="off"
+            value={reference}
+            onValue={setReference}
+          />
         </div>
-        <ErrorNotice error={error} />
-        {result ? (
-          <p class="notice notice-ok" role="status">
-            Added {usd(result.amountUsd)}. The balance is now {usd(result.balanceUsd)}.
-          </p>
-        ) : null}
-        <button type="submit" class="button" disabled={pending}>
-          {pending ? 'Adding…' : 'Add credits'}
-        </button>
-      </form>
+      </ActionForm>
     </Card>
   );
 }

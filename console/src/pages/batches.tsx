@@ -1,4 +1,3 @@
-import { useState } from 'preact/hooks';
 import { api } from '../api';
 import {
   Badge,
@@ -6,21 +5,22 @@ import {
   Details,
   Empty,
   ErrorNotice,
-  Field,
   Link,
   Loading,
+  numeric,
   PageHeader,
-  Pager,
   Stat,
+  TableHead,
   TableWrap,
 } from '../components';
 import { count, when } from '../format';
 import { useInterval, useLoad } from '../hooks';
+import { FilteredList, PagedList, useCursorPages, type Paged } from '../lists';
 import { useLocation } from '../router';
-import { dayBound, loadTaskModels, useQueryFilters, usePaging, type Paged } from './tasks/common';
+import { ModelSelect } from './tasks/common';
 
-/** A batch in GET /api/v1/batches (src/batches/service.ts). */
-interface BatchSummary {
+/** What the batch list and a batch's own page both tell of a batch. */
+interface BatchHeader {
   batchId: string;
   model: string;
   status: string;
@@ -28,6 +28,10 @@ interface BatchSummary {
   reusedCount: number;
   rejectedCount: number;
   batchExpiresAt: string;
+}
+
+/** A batch in GET /api/v1/batches (src/batches/service.ts). */
+interface BatchSummary extends BatchHeader {
   createdAt: number;
   itemCount: number;
   queuedCount: number;
@@ -48,15 +52,8 @@ interface BatchItem {
 }
 
 /** GET /api/v1/generateTask/{model}/batches/{batchId}. */
-interface BatchView {
-  batchId: string;
-  model: string;
-  status: string;
-  newlyAcceptedCount: number;
-  reusedCount: number;
-  rejectedCount: number;
+interface BatchView extends BatchHeader {
   items: BatchItem[];
-  batchExpiresAt: string;
 }
 
 const FILTERS = ['model', 'from', 'to'] as const;
@@ -79,8 +76,6 @@ function expiry(value: string): string {
 }
 
 export function Batches(_props: { params: Record<string, string> }) {
-  const [filters, setFilters] = useQueryFilters(FILTERS);
-  const key = FILTERS.map((name) => filters[name]).join('|');
   return (
     <div>
       <PageHeader title="Batches" />
@@ -88,152 +83,62 @@ export function Batches(_props: { params: Record<string, string> }) {
         Batches are submitted through the API (
         <code>POST /api/v1/generateTask/&#123;model&#125;/batches</code>) and kept for 7 days.
       </p>
-      <BatchFilters key={`f${key}`} filters={filters} onApply={setFilters} />
-      <BatchList key={`l${key}`} filters={filters} />
+      <FilteredList
+        names={FILTERS}
+        label="Batch filters"
+        idPrefix="batch-filter"
+        fields={(field) => <ModelSelect id="batch-filter-model" {...field('model')} />}
+        list={BatchList}
+      />
     </div>
   );
 }
 
-function BatchFilters({ filters, onApply }: { filters: Filters; onApply(next: Filters): void }) {
-  const [draft, setDraft] = useState<Filters>(filters);
-  const models = useLoad(loadTaskModels, []);
-  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
-    setDraft({ ...draft, [name]: event.currentTarget.value });
-  const modelIds = (models.data ?? []).map((m) => m.id);
-  if (draft.model && !modelIds.includes(draft.model)) modelIds.push(draft.model);
-  return (
-    <form
-      class="filters list-filters"
-      aria-label="Batch filters"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onApply(draft);
-      }}
-    >
-      <Field id="batch-filter-model" label="Model">
-        <select id="batch-filter-model" value={draft.model} onChange={set('model')}>
-          <option value="">All models</option>
-          {modelIds.map((id) => (
-            <option key={id} value={id}>
-              {id}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <Field id="batch-filter-from" label="Created from">
-        <input id="batch-filter-from" type="date" value={draft.from} onInput={set('from')} />
-      </Field>
-      <Field id="batch-filter-to" label="Created to">
-        <input id="batch-filter-to" type="date" value={draft.to} onInput={set('to')} />
-      </Field>
-      <div class="filter-actions">
-        <button type="submit" class="button">
-          Apply filters
-        </button>
-        {FILTERS.some((name) => filters[name]) ? (
-          <button
-            type="button"
-            class="button secondary"
-            onClick={() => onApply({ model: '', from: '', to: '' })}
-          >
-            Clear filters
-          </button>
-        ) : null}
-      </div>
-    </form>
-  );
-}
-
 function BatchList({ filters }: { filters: Filters }) {
-  const paging = usePaging();
-  const list = useLoad(
-    () =>
-      api<Paged<BatchSummary>>('/api/v1/batches', {
-        query: {
-          model: filters.model,
-          createdAfter: dayBound(filters.from),
-          createdBefore: dayBound(filters.to, true),
-          limit: 20,
-          cursor: paging.cursor,
-        },
-      }),
-    [paging.cursor],
-  );
-  const items = list.data?.items;
-  useInterval(list.reload, 3000, !!items?.some((b) => activeBatch(b.status)));
+  const pages = useCursorPages<BatchSummary>('/api/v1/batches', filters, {
+    ms: 3000,
+    active: (b) => activeBatch(b.status),
+  });
   return (
     <Card title="Batch list">
-      <div class="list-toolbar">
-        <p class="muted">Page {paging.page}</p>
-        <button type="button" class="button secondary small" onClick={list.reload} disabled={list.loading}>
-          Refresh
-        </button>
-      </div>
-      <ErrorNotice error={list.error} />
-      {!items ? (
-        list.loading ? (
-          <Loading what="Loading batches" />
-        ) : null
-      ) : items.length === 0 ? (
-        <Empty>
-          {FILTERS.some((name) => filters[name])
-            ? 'No batches match these filters.'
-            : 'No batches in the last 7 days.'}
-        </Empty>
-      ) : (
-        <TableWrap label="Batches">
-          <thead>
-            <tr>
-              <th scope="col">Batch</th>
-              <th scope="col">Model</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">
-                Items
-              </th>
-              <th scope="col" class="num">
-                Succeeded
-              </th>
-              <th scope="col" class="num">
-                Failed
-              </th>
-              <th scope="col" class="num">
-                Running or queued
-              </th>
-              <th scope="col" class="num">
-                Rejected
-              </th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((batch) => (
-              <tr key={batch.batchId}>
-                <td class="mono">
-                  <Link to={batchPath(batch.batchId, batch.model)}>{batch.batchId}</Link>
-                </td>
-                <td>{batch.model}</td>
-                <td>
-                  <BatchBadge status={batch.status} />
-                </td>
-                <td class="num">{count(batch.itemCount)}</td>
-                <td class="num">{count(batch.succeededCount)}</td>
-                <td class="num">{count(batch.failedCount)}</td>
-                <td class="num">{count(batch.runningCount + batch.queuedCount)}</td>
-                <td class="num">{count(batch.rejectedCount)}</td>
-                <td>{when(batch.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </TableWrap>
-      )}
-      {items && (items.length > 0 || paging.hasPrevious) ? (
-        <Pager
-          hasPrevious={paging.hasPrevious}
-          nextCursor={list.data?.nextCursor}
-          onPrevious={paging.previous}
-          onNext={paging.next}
-        />
-      ) : null}
+      <PagedList pages={pages} noun="batches" empty="No batches in the last 7 days.">
+        {(items) => (
+          <TableWrap label="Batches">
+            <TableHead
+              columns={[
+                'Batch',
+                'Model',
+                'Status',
+                numeric('Items'),
+                numeric('Succeeded'),
+                numeric('Failed'),
+                numeric('Running or queued'),
+                numeric('Rejected'),
+                'Created',
+              ]}
+            />
+            <tbody>
+              {items.map((batch) => (
+                <tr key={batch.batchId}>
+                  <td class="mono">
+                    <Link to={batchPath(batch.batchId, batch.model)}>{batch.batchId}</Link>
+                  </td>
+                  <td>{batch.model}</td>
+                  <td>
+                    <BatchBadge status={batch.status} />
+                  </td>
+                  <td class="num">{count(batch.itemCount)}</td>
+                  <td class="num">{count(batch.succeededCount)}</td>
+                  <td class="num">{count(batch.failedCount)}</td>
+                  <td class="num">{count(batch.runningCount + batch.queuedCount)}</td>
+                  <td class="num">{count(batch.rejectedCount)}</td>
+                  <td>{when(batch.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+        )}
+      </PagedList>
     </Card>
   );
 }
@@ -316,17 +221,7 @@ export function BatchDetail({ params }: { params: Record<string, string> }) {
               <Empty>This batch has no items.</Empty>
             ) : (
               <TableWrap label="Batch items">
-                <thead>
-                  <tr>
-                    <th scope="col" class="num">
-                      #
-                    </th>
-                    <th scope="col">client_item_id</th>
-                    <th scope="col">Task</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Detail</th>
-                  </tr>
-                </thead>
+                <TableHead columns={[numeric('#'), 'client_item_id', 'Task', 'State', 'Detail']} />
                 <tbody>
                   {items.map((item) => (
                     <tr key={item.ordinal}>

@@ -1,18 +1,20 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import {
+  ActionForm,
   Badge,
   Card,
   ConfirmDialog,
   Empty,
   ErrorNotice,
-  Field,
+  InputField,
   Loading,
   PageHeader,
+  TableHead,
   TableWrap,
 } from '../components';
 import { when } from '../format';
-import { useLoad } from '../hooks';
+import { useLoad, useSubmit } from '../hooks';
 import { accountInView, session } from '../session';
 import { NewKeyPanel, type NewKey } from './keys/new-key';
 
@@ -83,91 +85,67 @@ function CreateKeyForm({ disabled, onCreated }: { disabled: boolean; onCreated(c
   const [models, setModels] = useState('');
   const [expires, setExpires] = useState('');
   const [metadata, setMetadata] = useState('');
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
+  const create = useSubmit(async () => {
+    const body = {
+      name: name.trim() || undefined,
+      models: parseModels(models),
+      expiresAt: parseLocalTime(expires, 'Expires'),
+      metadata: parseMetadata(metadata),
+    };
+    const created = await api<KeyView & { key: string }>('/api/v1/keys', { method: 'POST', body });
+    onCreated({ keyId: created.keyId, key: created.key, name: created.name });
+    setName('');
+    setModels('');
+    setExpires('');
+    setMetadata('');
+  });
   return (
     <Card title="Create a key">
-      <form
-        onSubmit={async (event) => {
-          event.preventDefault();
-          setPending(true);
-          setError(undefined);
-          try {
-            const body = {
-              name: name.trim() || undefined,
-              models: parseModels(models),
-              expiresAt: parseLocalTime(expires, 'Expires'),
-              metadata: parseMetadata(metadata),
-            };
-            const created = await api<KeyView & { key: string }>('/api/v1/keys', { method: 'POST', body });
-            onCreated({ keyId: created.keyId, key: created.key, name: created.name });
-            setName('');
-            setModels('');
-            setExpires('');
-            setMetadata('');
-          } catch (err) {
-            setError(err as Error);
-          } finally {
-            setPending(false);
-          }
-        }}
-      >
+      <ActionForm submit={create} label="Create key" busy="Creating…" disabled={disabled}>
         <div class="form-row form-row-top">
-          <Field id="key-name" label="Name" hint="What the key is for, e.g. ci or laptop.">
-            <input
-              id="key-name"
-              name="name"
-              maxLength={200}
-              autocomplete="off"
-              aria-describedby="key-name-hint"
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          </Field>
-          <Field id="key-expires" label="Expires (optional)" hint="Your local time. Empty: never expires.">
-            <input
-              id="key-expires"
-              name="expiresAt"
-              type="datetime-local"
-              aria-describedby="key-expires-hint"
-              value={expires}
-              onInput={(e) => setExpires(e.currentTarget.value)}
-            />
-          </Field>
+          <InputField
+            id="key-name"
+            label="Name"
+            hint="What the key is for, e.g. ci or laptop."
+            name="name"
+            maxLength={200}
+            autocomplete="off"
+            value={name}
+            onValue={setName}
+          />
+          <InputField
+            id="key-expires"
+            label="Expires (optional)"
+            hint="Your local time. Empty: never expires."
+            name="expiresAt"
+            type="datetime-local"
+            value={expires}
+            onValue={setExpires}
+          />
         </div>
         <div class="form-row form-row-top">
-          <Field
+          <InputField
             id="key-models"
             label="Allowed models (optional)"
             hint="One per line or separated by commas. Empty: every model."
-          >
-            <textarea
-              id="key-models"
-              name="models"
-              rows={3}
-              spellcheck={false}
-              aria-describedby="key-models-hint"
-              value={models}
-              onInput={(e) => setModels(e.currentTarget.value)}
-            />
-          </Field>
-          <Field id="key-metadata" label="Metadata (optional)" hint="Labels, one key=value per line.">
-            <textarea
-              id="key-metadata"
-              name="metadata"
-              rows={3}
-              spellcheck={false}
-              aria-describedby="key-metadata-hint"
-              value={metadata}
-              onInput={(e) => setMetadata(e.currentTarget.value)}
-            />
-          </Field>
+            name="models"
+            rows={3}
+            spellcheck={false}
+            value={models}
+            onValue={setModels}
+          />
+          <InputField
+            id="key-metadata"
+            label="Metadata (optional)"
+            hint="Labels, one key=value per line."
+            name="metadata"
+            rows={3}
+            spellcheck={false}
+            value={metadata}
+            onValue={setMetadata}
+          />
         </div>
-        <ErrorNotice error={error} />
-        <button type="submit" class="button" disabled={pending || disabled}>
-          {pending ? 'Creating…' : 'Create key'}
-        </button>
-      </form>
+      </ActionForm>
     </Card>
   );
 }
@@ -188,6 +166,17 @@ export function Keys(_props: { params: Record<string, string> }) {
   // A key with a model allow-list may not manage keys (the API answers 403); the admin always may.
   const restricted = !!own?.models;
   const nameOf = (k: KeyView) => k.name || k.keyId;
+  const revokeButton = (k: KeyView) => (
+    <button
+      type="button"
+      aria-label={`Revoke ${nameOf(k)}`}
+      class="button danger small"
+      disabled={restricted}
+      onClick={() => setPending({ kind: 'revoke', key: k })}
+    >
+      Revoke
+    </button>
+  );
 
   const rotate = async (key: KeyView) => {
     const seconds = Number(grace);
@@ -221,21 +210,21 @@ export function Keys(_props: { params: Record<string, string> }) {
         {keys.data && list.length === 0 ? <Empty>No keys yet. Create one below.</Empty> : null}
         {list.length > 0 ? (
           <TableWrap label="Key list">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Status</th>
-                <th scope="col">Models</th>
-                <th scope="col">Rate limit</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Rotated from</th>
-                <th scope="col">Key ID</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                'Name',
+                'Prefix',
+                'Status',
+                'Models',
+                'Rate limit',
+                'Expires',
+                'Last used',
+                'Rotated from',
+                'Key ID',
+                'Created',
+                'Actions',
+              ]}
+            />
             <tbody>
               {list.map((k) => (
                 <tr key={k.keyId}>
@@ -281,26 +270,10 @@ export function Keys(_props: { params: Record<string, string> }) {
                         >
                           Rotate
                         </button>
-                        <button
-                          type="button"
-                          aria-label={`Revoke ${nameOf(k)}`}
-                          class="button danger small"
-                          disabled={restricted}
-                          onClick={() => setPending({ kind: 'revoke', key: k })}
-                        >
-                          Revoke
-                        </button>
+                        {revokeButton(k)}
                       </div>
                     ) : k.status === 'expired' ? (
-                      <button
-                        type="button"
-                        aria-label={`Revoke ${nameOf(k)}`}
-                        class="button danger small"
-                        disabled={restricted}
-                        onClick={() => setPending({ kind: 'revoke', key: k })}
-                      >
-                        Revoke
-                      </button>
+                      revokeButton(k)
                     ) : (
                       <span class="muted">—</span>
                     )}
@@ -336,37 +309,27 @@ export function Keys(_props: { params: Record<string, string> }) {
               A new key with the same name, allow-list, rate limit, metadata and budget is made now. The old
               key keeps working for the grace period, then is refused.
             </p>
-            <Field
+            <InputField
               id="rotate-grace"
               label="Grace period (seconds)"
               hint="86400 is one day; 0 refuses the old key at once; at most 30 days."
-            >
-              <input
-                id="rotate-grace"
-                type="number"
-                inputMode="numeric"
-                min={0}
-                max={MAX_GRACE}
-                step={1}
-                required
-                aria-describedby="rotate-grace-hint"
-                value={grace}
-                onInput={(e) => setGrace(e.currentTarget.value)}
-              />
-            </Field>
-            <Field
+              type="number"
+              inputMode="numeric"
+              min={0}
+              max={MAX_GRACE}
+              step={1}
+              required
+              value={grace}
+              onValue={setGrace}
+            />
+            <InputField
               id="rotate-expires"
               label="New key expires (optional)"
               hint="Your local time. Empty: never."
-            >
-              <input
-                id="rotate-expires"
-                type="datetime-local"
-                aria-describedby="rotate-expires-hint"
-                value={rotateExpires}
-                onInput={(e) => setRotateExpires(e.currentTarget.value)}
-              />
-            </Field>
+              type="datetime-local"
+              value={rotateExpires}
+              onValue={setRotateExpires}
+            />
           </>
         ) : pending ? (
           <>

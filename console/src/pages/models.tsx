@@ -7,10 +7,12 @@ import {
   Details,
   Empty,
   ErrorNotice,
-  Field,
+  InputField,
   Link,
   Loading,
+  numeric,
   PageHeader,
+  TableHead,
   TableWrap,
 } from '../components';
 import { useLoad } from '../hooks';
@@ -113,13 +115,7 @@ export function Models(_props: { params: Record<string, string> }) {
               </h2>
               <p class="muted">Text models are called through the gateway with each vendor's own SDK.</p>
               <TableWrap label="Gateway formats table">
-                <thead>
-                  <tr>
-                    <th scope="col">Format</th>
-                    <th scope="col">Id</th>
-                    <th scope="col">Vendor</th>
-                  </tr>
-                </thead>
+                <TableHead columns={['Format', 'Id', 'Vendor']} />
                 <tbody>
                   {gateway.map((m) => (
                     <tr key={m.id}>
@@ -203,17 +199,7 @@ function TaskModel({ model }: { model: ModelDetailView }) {
         {model.polling?.length ? (
           <Card title="Polling guidance">
             <TableWrap label="Polling guidance table">
-              <thead>
-                <tr>
-                  <th scope="col">Workload</th>
-                  <th scope="col" class="num">
-                    First poll
-                  </th>
-                  <th scope="col" class="num">
-                    Then every
-                  </th>
-                </tr>
-              </thead>
+              <TableHead columns={['Workload', numeric('First poll'), numeric('Then every')]} />
               <tbody>
                 {model.polling.map((row) => (
                   <tr key={row.workload}>
@@ -308,22 +294,17 @@ function TryIt({ model, schema }: { model: ModelDetailView; schema: JsonSchema }
           />
           <details class="more-options">
             <summary>Delivery options</summary>
-            <Field
+            <InputField
               id="try-callback-url"
               label="Callback URL"
               hint="Optional. Genway POSTs the task's final status here, signed with the webhook secret (an HTTPS URL)."
-            >
-              <input
-                id="try-callback-url"
-                type="url"
-                inputMode="url"
-                spellcheck={false}
-                autocomplete="off"
-                aria-describedby="try-callback-url-hint"
-                value={callbackUrl}
-                onInput={(event) => setCallbackUrl(event.currentTarget.value)}
-              />
-            </Field>
+              type="url"
+              inputMode="url"
+              spellcheck={false}
+              autocomplete="off"
+              value={callbackUrl}
+              onValue={setCallbackUrl}
+            />
           </details>
           {error ? (
             <p class="notice notice-error" role="alert">

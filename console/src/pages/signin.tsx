@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiFailure } from '../api';
-import { ErrorNotice, Field } from '../components';
+import { ActionForm, InputField } from '../components';
+import { useSubmit } from '../hooks';
 import { navigate } from '../router';
 import { setSession, type Session } from '../session';
 
@@ -30,8 +31,10 @@ async function identify(secret: string): Promise<Session> {
 
 export function SignIn() {
   const [secret, setSecret] = useState('');
-  const [pending, setPending] = useState(false);
-  const [error, setError] = useState<Error | undefined>();
+  const signIn = useSubmit(async () => {
+    setSession(await identify(secret.trim()));
+    navigate('/', true);
+  });
   return (
     <main id="main" class="signin">
       <div class="signin-card">
@@ -40,39 +43,20 @@ export function SignIn() {
           With an API key you see your account. With the admin token you see every account. The secret stays
           in this tab only and is sent in a header, never in a URL.
         </p>
-        <form
-          onSubmit={async (event) => {
-            event.preventDefault();
-            setPending(true);
-            setError(undefined);
-            try {
-              setSession(await identify(secret.trim()));
-              navigate('/', true);
-            } catch (err) {
-              setError(err as Error);
-            } finally {
-              setPending(false);
-            }
-          }}
-        >
-          <Field id="secret" label="API key or admin token" hint="An API key starts with gwk_.">
-            <input
-              id="secret"
-              name="secret"
-              type="password"
-              autocomplete="off"
-              spellcheck={false}
-              required
-              aria-describedby="secret-hint"
-              value={secret}
-              onInput={(event) => setSecret(event.currentTarget.value)}
-            />
-          </Field>
-          <ErrorNotice error={error} />
-          <button type="submit" class="button" disabled={pending || !secret.trim()}>
-            {pending ? 'Signing in…' : 'Sign in'}
-          </button>
-        </form>
+        <ActionForm submit={signIn} label="Sign in" busy="Signing in…" disabled={!secret.trim()}>
+          <InputField
+            id="secret"
+            label="API key or admin token"
+            hint="An API key starts with gwk_."
+            name="secret"
+            type="password"
+            autocomplete="off"
+            spellcheck={false}
+            required
+            value={secret}
+            onValue={setSecret}
+          />
+        </ActionForm>
       </div>
     </main>
   );

@@ -8,27 +8,26 @@ import {
   Details,
   Empty,
   ErrorNotice,
-  Field,
   Link,
   Loading,
+  numeric,
   PageHeader,
-  Pager,
+  SelectField,
+  TableHead,
   TableWrap,
 } from '../components';
 import { usd, when } from '../format';
 import { useInterval, useLoad } from '../hooks';
+import { FilteredList, IdFilter, PagedList, useCursorPages } from '../lists';
 import {
-  dayBound,
   duration,
   extensionOf,
   isActiveState,
   loadTaskModels,
   mediaKindOf,
+  ModelSelect,
   resultUrls,
-  useQueryFilters,
-  usePaging,
   type ModelSummary,
-  type Paged,
   type TaskView,
 } from './tasks/common';
 import { submittedInput } from './tasks/submitted';
@@ -36,13 +35,10 @@ import { submittedInput } from './tasks/submitted';
 const FILTERS = ['model', 'state', 'batchId', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 const STATES = ['pending', 'processing', 'success', 'failed'];
-const PAGE_SIZE = 20;
 /** How often a page with a running task asks again. */
 const POLL_MS = 1500;
 
 export function Tasks(_props: { params: Record<string, string> }) {
-  const [filters, setFilters] = useQueryFilters(FILTERS);
-  const key = FILTERS.map((name) => filters[name]).join('|');
   return (
     <div>
       <PageHeader title="Tasks">
@@ -50,173 +46,72 @@ export function Tasks(_props: { params: Record<string, string> }) {
           New task
         </Link>
       </PageHeader>
-      <TaskFilters key={`f${key}`} filters={filters} onApply={setFilters} />
-      <TaskList key={`l${key}`} filters={filters} />
+      <FilteredList
+        names={FILTERS}
+        label="Task filters"
+        idPrefix="task-filter"
+        fields={(field) => (
+          <>
+            <ModelSelect id="task-filter-model" {...field('model')} />
+            <SelectField
+              id="task-filter-state"
+              label="State"
+              any="All states"
+              options={STATES}
+              {...field('state')}
+            />
+            <IdFilter id="task-filter-batch" label="Batch id" {...field('batchId')} />
+          </>
+        )}
+        list={TaskList}
+      />
     </div>
   );
 }
 
-function TaskFilters({ filters, onApply }: { filters: Filters; onApply(next: Filters): void }) {
-  const [draft, setDraft] = useState<Filters>(filters);
-  const models = useLoad(loadTaskModels, []);
-  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
-    setDraft({ ...draft, [name]: event.currentTarget.value });
-  const modelIds = (models.data ?? []).map((m) => m.id);
-  if (draft.model && !modelIds.includes(draft.model)) modelIds.push(draft.model);
-  const any = FILTERS.some((name) => filters[name]);
-  return (
-    <form
-      class="filters list-filters"
-      aria-label="Task filters"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onApply(draft);
-      }}
-    >
-      <Field id="task-filter-model" label="Model">
-        <select id="task-filter-model" value={draft.model} onChange={set('model')}>
-          <option value="">All models</option>
-          {modelIds.map((id) => (
-            <option key={id} value={id}>
-              {id}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <Field id="task-filter-state" label="State">
-        <select id="task-filter-state" value={draft.state} onChange={set('state')}>
-          <option value="">All states</option>
-          {STATES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </Field>
-      <Field id="task-filter-batch" label="Batch id">
-        <input
-          id="task-filter-batch"
-          type="text"
-          spellcheck={false}
-          autocomplete="off"
-          value={draft.batchId}
-          onInput={set('batchId')}
-        />
-      </Field>
-      <Field id="task-filter-from" label="Created from">
-        <input id="task-filter-from" type="date" value={draft.from} onInput={set('from')} />
-      </Field>
-      <Field id="task-filter-to" label="Created to">
-        <input id="task-filter-to" type="date" value={draft.to} onInput={set('to')} />
-      </Field>
-      <div class="filter-actions">
-        <button type="submit" class="button">
-          Apply filters
-        </button>
-        {any ? (
-          <button
-            type="button"
-            class="button secondary"
-            onClick={() => onApply({ model: '', state: '', batchId: '', from: '', to: '' })}
-          >
-            Clear filters
-          </button>
-        ) : null}
-      </div>
-    </form>
-  );
-}
-
 function TaskList({ filters }: { filters: Filters }) {
-  const paging = usePaging();
-  const list = useLoad(
-    () =>
-      api<Paged<TaskView>>('/api/v1/tasks', {
-        query: {
-          model: filters.model,
-          state: filters.state,
-          batchId: filters.batchId,
-          createdAfter: dayBound(filters.from),
-          createdBefore: dayBound(filters.to, true),
-          limit: PAGE_SIZE,
-          cursor: paging.cursor,
-        },
-      }),
-    [paging.cursor],
-  );
-  const items = list.data?.items;
   // While a task on screen runs, the list follows it.
-  useInterval(list.reload, 2000, !!items?.some((t) => isActiveState(t.state)));
-  const filtered = FILTERS.some((name) => filters[name]);
+  const pages = useCursorPages<TaskView>('/api/v1/tasks', filters, {
+    ms: 2000,
+    active: (t) => isActiveState(t.state),
+  });
   return (
     <Card title="Task list">
-      <div class="list-toolbar">
-        <p class="muted" aria-live="polite">
-          Page {paging.page}
-          {items ? ` · ${items.length} task${items.length === 1 ? '' : 's'}` : ''}
-        </p>
-        <button type="button" class="button secondary small" onClick={list.reload} disabled={list.loading}>
-          Refresh
-        </button>
-      </div>
-      <ErrorNotice error={list.error} />
-      {!items ? (
-        list.loading ? (
-          <Loading what="Loading tasks" />
-        ) : null
-      ) : items.length === 0 ? (
-        <Empty>
-          {filtered ? (
-            'No tasks match these filters.'
-          ) : (
-            <>
-              No tasks yet. Pick a model on the <Link to="/models">Models</Link> page and submit one.
-            </>
-          )}
-        </Empty>
-      ) : (
-        <TableWrap label="Tasks">
-          <thead>
-            <tr>
-              <th scope="col">Task</th>
-              <th scope="col">Model</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-              <th scope="col">Took</th>
-              <th scope="col" class="num">
-                Cost
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((task) => (
-              <tr key={task.taskId}>
-                <td class="mono">
-                  <Link to={`/tasks/${encodeURIComponent(task.taskId)}`}>{task.taskId}</Link>
-                </td>
-                <td>{task.model}</td>
-                <td>
-                  <TaskState task={task} />
-                </td>
-                <td>{when(task.createTime)}</td>
-                <td>{duration(task.costTime)}</td>
-                <td class="num">
-                  {usd(task.chargeUsd)}
-                  {task.state === 'failed' ? <span class="muted"> refunded</span> : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </TableWrap>
-      )}
-      {items && (items.length > 0 || paging.hasPrevious) ? (
-        <Pager
-          hasPrevious={paging.hasPrevious}
-          nextCursor={list.data?.nextCursor}
-          onPrevious={paging.previous}
-          onNext={paging.next}
-        />
-      ) : null}
+      <PagedList
+        pages={pages}
+        noun="tasks"
+        count={(n) => `${n} task${n === 1 ? '' : 's'}`}
+        empty={
+          <>
+            No tasks yet. Pick a model on the <Link to="/models">Models</Link> page and submit one.
+          </>
+        }
+      >
+        {(items) => (
+          <TableWrap label="Tasks">
+            <TableHead columns={['Task', 'Model', 'State', 'Created', 'Took', numeric('Cost')]} />
+            <tbody>
+              {items.map((task) => (
+                <tr key={task.taskId}>
+                  <td class="mono">
+                    <Link to={`/tasks/${encodeURIComponent(task.taskId)}`}>{task.taskId}</Link>
+                  </td>
+                  <td>{task.model}</td>
+                  <td>
+                    <TaskState task={task} />
+                  </td>
+                  <td>{when(task.createTime)}</td>
+                  <td>{duration(task.costTime)}</td>
+                  <td class="num">
+                    {usd(task.chargeUsd)}
+                    {task.state === 'failed' ? <span class="muted"> refunded</span> : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </TableWrap>
+        )}
+      </PagedList>
     </Card>
   );
 }

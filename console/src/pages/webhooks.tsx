@@ -6,18 +6,18 @@ import {
   ConfirmDialog,
   CopyButton,
   Details,
-  Empty,
   ErrorNotice,
-  Field,
   Link,
   Loading,
+  numeric,
   PageHeader,
-  Pager,
+  SelectField,
+  TableHead,
   TableWrap,
 } from '../components';
 import { count, ms, when } from '../format';
 import { useLoad } from '../hooks';
-import { dayBound, useQueryFilters, usePaging, type Paged } from './tasks/common';
+import { FilteredList, IdFilter, PagedList, useCursorPages } from '../lists';
 
 interface SigningSecret {
   version: number;
@@ -151,106 +151,42 @@ const FILTERS = ['status', 'kind', 'taskId', 'batchId', 'from', 'to'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
 function DeliveryLog() {
-  const [filters, setFilters] = useQueryFilters(FILTERS);
-  const key = FILTERS.map((name) => filters[name]).join('|');
   return (
     <Card title="Delivery log">
-      <DeliveryFilters key={`f${key}`} filters={filters} onApply={setFilters} />
-      <DeliveryList key={`l${key}`} filters={filters} />
+      <FilteredList
+        names={FILTERS}
+        label="Delivery filters"
+        idPrefix="dlv-filter"
+        days={['From', 'To']}
+        fields={(field) => (
+          <>
+            <SelectField
+              id="dlv-filter-status"
+              label="Status"
+              any="Any status"
+              options={['delivered', 'failed', 'suppressed']}
+              {...field('status')}
+            />
+            <SelectField
+              id="dlv-filter-kind"
+              label="Kind"
+              any="Any kind"
+              options={['callback', 'webhook']}
+              {...field('kind')}
+            />
+            <IdFilter id="dlv-filter-task" label="Task id" {...field('taskId')} />
+            <IdFilter id="dlv-filter-batch" label="Batch id" {...field('batchId')} />
+          </>
+        )}
+        list={DeliveryList}
+      />
     </Card>
   );
 }
 
-function DeliveryFilters({ filters, onApply }: { filters: Filters; onApply(next: Filters): void }) {
-  const [draft, setDraft] = useState<Filters>(filters);
-  const set = (name: keyof Filters) => (event: { currentTarget: { value: string } }) =>
-    setDraft({ ...draft, [name]: event.currentTarget.value });
-  return (
-    <form
-      class="filters list-filters"
-      aria-label="Delivery filters"
-      onSubmit={(event) => {
-        event.preventDefault();
-        onApply(draft);
-      }}
-    >
-      <Field id="dlv-filter-status" label="Status">
-        <select id="dlv-filter-status" value={draft.status} onChange={set('status')}>
-          <option value="">Any status</option>
-          <option value="delivered">delivered</option>
-          <option value="failed">failed</option>
-          <option value="suppressed">suppressed</option>
-        </select>
-      </Field>
-      <Field id="dlv-filter-kind" label="Kind">
-        <select id="dlv-filter-kind" value={draft.kind} onChange={set('kind')}>
-          <option value="">Any kind</option>
-          <option value="callback">callback</option>
-          <option value="webhook">webhook</option>
-        </select>
-      </Field>
-      <Field id="dlv-filter-task" label="Task id">
-        <input
-          id="dlv-filter-task"
-          type="text"
-          spellcheck={false}
-          autocomplete="off"
-          value={draft.taskId}
-          onInput={set('taskId')}
-        />
-      </Field>
-      <Field id="dlv-filter-batch" label="Batch id">
-        <input
-          id="dlv-filter-batch"
-          type="text"
-          spellcheck={false}
-          autocomplete="off"
-          value={draft.batchId}
-          onInput={set('batchId')}
-        />
-      </Field>
-      <Field id="dlv-filter-from" label="From">
-        <input id="dlv-filter-from" type="date" value={draft.from} onInput={set('from')} />
-      </Field>
-      <Field id="dlv-filter-to" label="To">
-        <input id="dlv-filter-to" type="date" value={draft.to} onInput={set('to')} />
-      </Field>
-      <div class="filter-actions">
-        <button type="submit" class="button">
-          Apply filters
-        </button>
-        {FILTERS.some((name) => filters[name]) ? (
-          <button
-            type="button"
-            class="button secondary"
-            onClick={() => onApply({ status: '', kind: '', taskId: '', batchId: '', from: '', to: '' })}
-          >
-            Clear filters
-          </button>
-        ) : null}
-      </div>
-    </form>
-  );
-}
-
 function DeliveryList({ filters }: { filters: Filters }) {
-  const paging = usePaging();
-  const list = useLoad(
-    () =>
-      api<Paged<Delivery>>('/api/v1/webhooks/deliveries', {
-        query: {
-          status: filters.status,
-          kind: filters.kind,
-          taskId: filters.taskId,
-          batchId: filters.batchId,
-          createdAfter: dayBound(filters.from),
-          createdBefore: dayBound(filters.to, true),
-          limit: 20,
-          cursor: paging.cursor,
-        },
-      }),
-    [paging.cursor],
-  );
+  const pages = useCursorPages<Delivery>('/api/v1/webhooks/deliveries', filters);
+  const list = pages.list;
   const [notice, setNotice] = useState<{ ok: boolean; text: string } | null>(null);
   const [pending, setPending] = useState<string | null>(null);
   const redeliver = async (delivery: Delivery) => {
@@ -273,59 +209,41 @@ function DeliveryList({ filters }: { filters: Filters }) {
       setPending(null);
     }
   };
-  const items = list.data?.items;
-  const filtered = FILTERS.some((name) => filters[name]);
   return (
-    <>
-      <div class="list-toolbar">
-        <p class="muted">Page {paging.page}</p>
-        <button type="button" class="button secondary small" onClick={list.reload} disabled={list.loading}>
-          Refresh
-        </button>
-      </div>
-      {notice ? (
-        <p class={`notice ${notice.ok ? 'notice-ok' : 'notice-error'}`} role={notice.ok ? 'status' : 'alert'}>
-          {notice.text}
-        </p>
-      ) : null}
-      <ErrorNotice error={list.error} />
-      {!items ? (
-        list.loading ? (
-          <Loading what="Loading deliveries" />
+    <PagedList
+      pages={pages}
+      noun="deliveries"
+      banner={
+        notice ? (
+          <p
+            class={`notice ${notice.ok ? 'notice-ok' : 'notice-error'}`}
+            role={notice.ok ? 'status' : 'alert'}
+          >
+            {notice.text}
+          </p>
         ) : null
-      ) : items.length === 0 ? (
-        <Empty>
-          {filtered ? (
-            'No deliveries match these filters.'
-          ) : (
-            <>
-              No deliveries yet. Genway sends one when a task submitted with a <code>callback_url</code>, or
-              an item of a batch with a <code>webhook_url</code>, ends.
-            </>
-          )}
-        </Empty>
-      ) : (
+      }
+      empty={
+        <>
+          No deliveries yet. Genway sends one when a task submitted with a <code>callback_url</code>, or an
+          item of a batch with a <code>webhook_url</code>, ends.
+        </>
+      }
+    >
+      {(items) => (
         <TableWrap label="Webhook deliveries">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Event</th>
-              <th scope="col">Target</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">
-                HTTP
-              </th>
-              <th scope="col" class="num">
-                Attempt
-              </th>
-              <th scope="col" class="num">
-                Latency
-              </th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead
+            columns={[
+              'Time',
+              'Event',
+              'Target',
+              'Status',
+              numeric('HTTP'),
+              numeric('Attempt'),
+              numeric('Latency'),
+              { text: <span class="visually-hidden">Actions</span> },
+            ]}
+          />
           <tbody>
             {items.map((d) => (
               <tr key={d.deliveryId}>
@@ -370,14 +288,6 @@ function DeliveryList({ filters }: { filters: Filters }) {
           </tbody>
         </TableWrap>
       )}
-      {items && (items.length > 0 || paging.hasPrevious) ? (
-        <Pager
-          hasPrevious={paging.hasPrevious}
-          nextCursor={list.data?.nextCursor}
-          onPrevious={paging.previous}
-          onNext={paging.next}
-        />
-      ) : null}
-    </>
+    </PagedList>
   );
 }

@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { Details, TableWrap } from '../../components';
+import { Details, numeric, TableHead, TableWrap } from '../../components';
 import { usd } from '../../format';
 
 /** A model's `pricing` (GET /api/v1/models/{id}) in words and tables, whatever shape its family gives it. */
@@ -55,14 +55,7 @@ function PriceTable({ caption, value }: { caption: string; value: Record<string,
     return (
       <TableWrap label={caption}>
         <caption>{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Option</th>
-            <th scope="col" class="num">
-              Price
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Option', numeric('Price')]} />
         <tbody>
           {rows.map(([option, price]) => (
             <tr key={option}>
@@ -78,16 +71,7 @@ function PriceTable({ caption, value }: { caption: string; value: Record<string,
   return (
     <TableWrap label={caption}>
       <caption>{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Option</th>
-          {columns.map((c) => (
-            <th key={c} scope="col" class={c === 'modes' ? undefined : 'num'}>
-              {c}
-            </th>
-          ))}
-        </tr>
-      </thead>
+      <TableHead columns={['Option', ...columns.map((c) => (c === 'modes' ? c : numeric(c)))]} />
       <tbody>
         {rows.map(([option, v]) => (
           <tr key={option}>

@@ -1,7 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api';
 import { PALETTE, StackedBars, type Series } from '../../chart';
-import { Card, Empty, ErrorNotice, Field, Loading, Stat, TableWrap } from '../../components';
+import {
+  Card,
+  Empty,
+  ErrorNotice,
+  Loading,
+  numeric,
+  SelectField,
+  Stat,
+  TableHead,
+  TableWrap,
+} from '../../components';
 import { count, usd } from '../../format';
 import { useLoad } from '../../hooks';
 import { lastDays, tokensOf, type UsageReport, type UsageRow } from './data';
@@ -9,6 +19,7 @@ import { lastDays, tokensOf, type UsageReport, type UsageRow } from './data';
 type Measure = 'spend' | 'tokens' | 'requests';
 type Source = 'all' | 'gateway' | 'tasks';
 
+const RANGES: Record<string, string> = { 14: 'Last 14 days', 30: 'Last 30 days' };
 const MEASURES: Record<Measure, string> = { spend: 'Spend (USD)', tokens: 'Tokens', requests: 'Requests' };
 const SOURCES: Record<Source, string> = { all: 'Gateway and tasks', gateway: 'LLM gateway', tasks: 'Tasks' };
 /** Models drawn in their own colour; the rest are summed as "Other models". */
@@ -83,41 +94,30 @@ export function UsageChart({ path, scope }: { path: string; scope: string }) {
   return (
     <Card title="Usage by day and model">
       <div class="filters">
-        <Field id="chart-range" label="Days">
-          <select id="chart-range" value={range} onChange={(e) => setRange(Number(e.currentTarget.value))}>
-            <option value={14}>Last 14 days</option>
-            <option value={30}>Last 30 days</option>
-          </select>
-        </Field>
-        <Field id="chart-measure" label="Show">
-          <select
-            id="chart-measure"
-            value={measure}
-            onChange={(e) => setMeasure(e.currentTarget.value as Measure)}
-          >
-            {Object.entries(MEASURES).map(([value, text]) => (
-              <option key={value} value={value}>
-                {text}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <SelectField
+          id="chart-range"
+          label="Days"
+          options={RANGES}
+          value={range}
+          onValue={(value) => setRange(Number(value))}
+        />
+        <SelectField
+          id="chart-measure"
+          label="Show"
+          options={MEASURES}
+          value={measure}
+          onValue={setMeasure}
+        />
         {measure === 'tokens' ? (
           <p class="hint filters-note">Tokens are counted on LLM gateway calls (input and output).</p>
         ) : (
-          <Field id="chart-source" label="Source">
-            <select
-              id="chart-source"
-              value={source}
-              onChange={(e) => setSource(e.currentTarget.value as Source)}
-            >
-              {Object.entries(SOURCES).map(([value, text]) => (
-                <option key={value} value={value}>
-                  {text}
-                </option>
-              ))}
-            </select>
-          </Field>
+          <SelectField
+            id="chart-source"
+            label="Source"
+            options={SOURCES}
+            value={source}
+            onValue={setSource}
+          />
         )}
       </div>
       <ErrorNotice error={report.error} />
@@ -157,19 +157,9 @@ export function UsageChart({ path, scope }: { path: string; scope: string }) {
                   <caption class="visually-hidden">
                     {what} per day by model{sourceText}
                   </caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Day (UTC)</th>
-                      {data.series.map((s) => (
-                        <th scope="col" class="num" key={s.key}>
-                          {s.label}
-                        </th>
-                      ))}
-                      <th scope="col" class="num">
-                        Total
-                      </th>
-                    </tr>
-                  </thead>
+                  <TableHead
+                    columns={['Day (UTC)', ...data.series.map((s) => numeric(s.label)), numeric('Total')]}
+                  />
                   <tbody>
                     {days.map((day, c) => (
                       <tr key={day}>

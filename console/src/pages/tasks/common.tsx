@@ -1,13 +1,9 @@
-import { useState } from 'preact/hooks';
 import { api } from '../../api';
-import { navigate, useLocation } from '../../router';
+import { SelectField } from '../../components';
+import { useLoad } from '../../hooks';
+import type { FilterValue } from '../../lists';
 
 /** Helpers shared by the task, batch, webhook and model pages. */
-
-export interface Paged<T> {
-  items: T[];
-  nextCursor: string | null;
-}
 
 /** A task as GET /api/v1/tasks and GET /api/v1/tasks/{taskId} show it (src/tasks/views.ts). */
 export interface TaskView {
@@ -41,57 +37,6 @@ export interface ModelSummary {
 }
 
 export const isActiveState = (state: string | undefined) => state === 'pending' || state === 'processing';
-
-/**
- * Cursor paging: the cursor of the page on screen and a stack of the cursors of the pages before it (the first
- * page's cursor is undefined). Reset it by remounting (a `key` made of the filters).
- */
-export function usePaging() {
-  const [stack, setStack] = useState<(string | undefined)[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  return {
-    cursor,
-    page: stack.length + 1,
-    hasPrevious: stack.length > 0,
-    next(nextCursor: string) {
-      setStack((s) => [...s, cursor]);
-      setCursor(nextCursor);
-    },
-    previous() {
-      setCursor(stack[stack.length - 1]);
-      setStack(stack.slice(0, -1));
-    },
-  };
-}
-
-/**
- * Filters kept in the page's URL query (never secrets), so a reload or a shared link keeps them. Returns the
- * current values of `names` and a setter that replaces the URL.
- */
-export function useQueryFilters<N extends string>(
-  names: readonly N[],
-): [Record<N, string>, (values: Partial<Record<N, string>>) => void] {
-  const { path, query } = useLocation();
-  const values = Object.fromEntries(names.map((n) => [n, query.get(n) ?? ''])) as Record<N, string>;
-  const set = (next: Partial<Record<N, string>>) => {
-    const params = new URLSearchParams();
-    for (const name of names) {
-      const value = (next[name] ?? '').trim();
-      if (value) params.set(name, value);
-    }
-    const search = params.toString();
-    navigate(search ? `${path}?${search}` : path, true);
-  };
-  return [values, set];
-}
-
-/** A YYYY-MM-DD day (local) as the ISO instant it starts at; `end` gives the start of the next day. */
-export function dayBound(day: string, end = false): string | undefined {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
-  const [y, m, d] = day.split('-').map(Number);
-  const date = new Date(y, m - 1, d + (end ? 1 : 0));
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-}
 
 /**
  * The result URLs of a successful task (its `resultJson` is a JSON string holding `resultUrls`): http(s) only, since
@@ -163,6 +108,16 @@ export function loadModels(): Promise<ModelSummary[]> {
 /** Task-API models only (the ones tasks and batches run on). */
 export async function loadTaskModels(): Promise<ModelSummary[]> {
   return (await loadModels()).filter((m) => m.integration_type === 'task_api');
+}
+
+/** The task-model filter of the task and batch lists; a model the URL names stays listed (it may be gone). */
+export function ModelSelect({ id, value, onValue }: { id: string } & FilterValue) {
+  const models = useLoad(loadTaskModels, []);
+  const modelIds = (models.data ?? []).map((m) => m.id);
+  if (value && !modelIds.includes(value)) modelIds.push(value);
+  return (
+    <SelectField id={id} label="Model" any="All models" options={modelIds} value={value} onValue={onValue} />
+  );
 }
 
 /** Seconds or milliseconds for a duration given in ms. */
