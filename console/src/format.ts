@@ -24,6 +24,14 @@ export function when(value: string | number | null | undefined): string {
   });
 }
 
+/** A timestamp in a table cell: day, month and time to the minute (the full form is in the detail views). */
+export function whenShort(value: string | number | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '—';
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return String(value);
+  return date.toLocaleString('en-GB', { day: '2-digit', month: 'short', hour: '2-digit', minute: '2-digit' });
+}
+
 export function ms(value: number | null | undefined): string {
   if (value === null || value === undefined) return '—';
   return value >= 1000 ? `${(value / 1000).toFixed(2)} s` : `${Math.round(value)} ms`;

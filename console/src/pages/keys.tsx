@@ -13,7 +13,7 @@ import {
   TableHead,
   TableWrap,
 } from '../components';
-import { when } from '../format';
+import { whenShort } from '../format';
 import { useLoad, useSubmit } from '../hooks';
 import { accountInView, session } from '../session';
 import { NewKeyPanel, type NewKey } from './keys/new-key';
@@ -219,19 +219,26 @@ export function Keys(_props: { params: Record<string, string> }) {
                 'Rate limit',
                 'Expires',
                 'Last used',
-                'Rotated from',
-                'Key ID',
-                'Created',
                 'Actions',
               ]}
             />
             <tbody>
               {list.map((k) => (
                 <tr key={k.keyId}>
-                  <td>
+                  <td class="key-cell">
                     <div class="key-name">
                       {k.name || <span class="muted">(no name)</span>}
                       {k.keyId === ownKeyId ? <span class="badge badge-info">signed in</span> : null}
+                    </div>
+                    {k.name !== k.keyId ? <div class="mono muted small">{k.keyId}</div> : null}
+                    <div class="muted small">
+                      created {whenShort(k.createdAt)}
+                      {k.rotatedFrom ? (
+                        <>
+                          {' '}
+                          · rotated from <span class="mono">{k.rotatedFrom}</span>
+                        </>
+                      ) : null}
                     </div>
                     {k.metadata ? <div class="muted small wrap">{metadataText(k.metadata)}</div> : null}
                   </td>
@@ -249,11 +256,8 @@ export function Keys(_props: { params: Record<string, string> }) {
                       <span class="muted">Default</span>
                     )}
                   </td>
-                  <td>{k.expiresAt ? when(k.expiresAt) : <span class="muted">Never</span>}</td>
-                  <td>{k.lastUsedAt ? when(k.lastUsedAt) : <span class="muted">Never</span>}</td>
-                  <td class="mono">{k.rotatedFrom ?? '—'}</td>
-                  <td class="mono">{k.keyId}</td>
-                  <td>{when(k.createdAt)}</td>
+                  <td>{k.expiresAt ? whenShort(k.expiresAt) : <span class="muted">Never</span>}</td>
+                  <td>{k.lastUsedAt ? whenShort(k.lastUsedAt) : <span class="muted">Never</span>}</td>
                   <td>
                     {k.status === 'active' ? (
                       <div class="row-actions">
