@@ -32,7 +32,9 @@ async function freePort(): Promise<number> {
 /** Starts `node dist/main.js <args>` (access logs at warn, as a busy deployment would) and waits for /healthz. */
 export async function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, ...args], {
+  // BENCH_NODE_FLAGS: V8 / Node flags for Genway alone (an A/B of a runtime setting; the bare pipe keeps the defaults).
+  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...flags, MAIN, ...args], {
     env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'warn', GENWAY_ADMIN_TOKEN: ADMIN, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

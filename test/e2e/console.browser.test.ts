@@ -307,9 +307,11 @@ describeBrowser.each(modes)('the console in Chromium (%s)', (mode, redis) => {
   /** Waits until the page has its heading and no "Loading…" is left. */
   async function settle(page: Page): Promise<void> {
     await page.getByRole('heading', { level: 1 }).first().waitFor();
-    await page.waitForFunction('!document.body.innerText.includes("Loading")', undefined, {
-      timeout: 15_000,
-    });
+    // A locator, not waitForFunction: a string predicate is eval'd in the page, which its CSP rightly refuses.
+    await page
+      .locator('[role=status]', { hasText: 'Loading' })
+      .first()
+      .waitFor({ state: 'detached', timeout: 15_000 });
     await page.waitForLoadState('networkidle').catch(() => undefined);
   }
 
