@@ -102,7 +102,8 @@ function mayManageKeys(auth: AuthContext): AuthContext {
 
 /** One of the caller's account's keys; another account's key is a 404, as if it did not exist. */
 async function ownKey(accounts: AccountsService, auth: AuthContext, keyId: string) {
-  const key = await accounts.describeKey(keyId).catch(() => null);
-  if (!key || key.accountId !== auth.accountId) throw new ApiError('not_found', `No key with keyId ${keyId}`);
+  // describeKey's own 404 passes as is; any other failure (the store) is not turned into one.
+  const key = await accounts.describeKey(keyId);
+  if (key.accountId !== auth.accountId) throw new ApiError('not_found', `No key with keyId ${keyId}`);
   return key;
 }

@@ -190,6 +190,13 @@ const CONNECT_ERRORS = new Set([
 const errorCode = (err: Error) =>
   (err as NodeJS.ErrnoException).code || (err.cause as NodeJS.ErrnoException | undefined)?.code || '';
 
+/** What a try that failed before any answer came to: the error code and its outcome for the key's health. */
+function errorOutcomeOf(err: Error): { code: string; outcome: TryOutcome } {
+  const code = errorCode(err);
+  const outcome = CONNECT_ERRORS.has(code) ? 'connect_error' : TIMEOUT_PHASE[code] ? 'timeout' : 'error';
+  return { code, outcome };
+}
+
 /** 429 and the 5xx that may pass (not 501 Not Implemented or 505) are a key's failures; other 4xx are the call's. */
 function outcomeOf(status: number): TryOutcome {
   if (status === 429) return 'rate_limited';
@@ -444,12 +451,7 @@ export class VendorProxy {
         onError: (err) => {
           if (closed || err instanceof ClientGone) return;
           if (key && exchange.headers === undefined && !res.headersSent) {
-            const code = errorCode(err);
-            const outcome = CONNECT_ERRORS.has(code)
-              ? 'connect_error'
-              : TIMEOUT_PHASE[code]
-                ? 'timeout'
-                : 'error';
+            const { code, outcome } = errorOutcomeOf(err);
             pool.settle(key, outcome, { requestId, tryNo: 1, code });
           }
           failed(err);
@@ -522,12 +524,7 @@ export class VendorProxy {
           if (over || err instanceof Superseded || closed || err instanceof ClientGone) return;
           if (answer) return giveUp(); // a given-up answer that broke: the next key goes on without it
           if (key && exchange.headers === undefined && !res.headersSent) {
-            const code = errorCode(err);
-            const outcome = CONNECT_ERRORS.has(code)
-              ? 'connect_error'
-              : TIMEOUT_PHASE[code]
-                ? 'timeout'
-                : 'error';
+            const { code, outcome } = errorOutcomeOf(err);
             then = another(pool.settle(key, outcome, { requestId, tryNo, code }));
             if (then) return giveUp();
             if (given) return pass(given);

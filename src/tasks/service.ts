@@ -189,7 +189,6 @@ export class TaskService {
     return task;
   }
 
-  /** GET /tasks/{taskId}: the task's list view. */
   /** GET /tasks/{taskId}: the list's view plus the input as it runs and what was (or is being) refunded. */
   async detail(auth: AuthContext, taskId: string): Promise<Record<string, unknown>> {
     const task = await this.find(auth, taskId);
