@@ -135,19 +135,32 @@ function header(raw: Buffer[], name: string): string | undefined {
   return undefined;
 }
 
-const hasHeader = (raw: Buffer[], name: string) => header(raw, name) !== undefined;
-
-function withoutLength(raw: Buffer[]): Buffer[] {
-  const out: Buffer[] = [];
-  for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].toString('latin1').toLowerCase() !== 'content-length') out.push(raw[i], raw[i + 1]);
-  }
-  return out;
+/** A vendor's response head, read once per response: its headers as strings, names in lower case. */
+interface VendorHead {
+  /** name, value, name, value, ... in the vendor's order. */
+  readonly list: string[];
+  readonly contentType: string | undefined;
+  readonly encoded: boolean;
 }
 
-/** An uncompressed event stream: what a `transform` may change. */
-const isPlainEventStream = (raw: Buffer[]) =>
-  !hasHeader(raw, 'content-encoding') && (header(raw, 'content-type') ?? '').includes('text/event-stream');
+function readHead(raw: Buffer[]): VendorHead {
+  const list = new Array<string>(raw.length);
+  let contentType: string | undefined;
+  let encoded = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toString('latin1').toLowerCase();
+    const value = raw[i + 1].toString('latin1');
+    list[i] = name;
+    list[i + 1] = value;
+    if (name === 'content-type') contentType ??= value;
+    else if (name === 'content-encoding') encoded = true;
+  }
+  return { list, contentType, encoded };
+}
+
+/** An uncompressed event stream: what a `transform` may change, and what is never held back. */
+const isPlainEventStream = (head: VendorHead) =>
+  !head.encoded && (head.contentType ?? '').includes('text/event-stream');
 
 /** undici's core handler callbacks (what its dispatcher calls; see `forward`). */
 interface LegacyHandler {
@@ -222,345 +235,87 @@ const TIMEOUT_PHASE: Record<string, 'connect' | 'idle' | undefined> = {
 };
 
 /**
- * A thin pipe to the vendor over undici's dispatcher (its lowest-level API: no body stream objects, no header
- * objects beyond one parse): the request body goes up as received (already buffered, so Genway could read `model`
- * from a copy), the response comes back chunk by chunk as it arrives, never re-encoded. Keep-alive pools per
- * vendor origin; idle (not total) timeouts, before the headers and between body chunks, so long streams live; a
- * client that goes away aborts the upstream request. Upstream TCP has Nagle off (undici's default).
+/**
+ * Headers for the upstream request: the client's, minus credentials, hop-by-hop ones and the vendor's own drop
+ * list, plus the vendor key and the vendor's defaults the client did not send. A body Genway read goes up with the
+ * length undici gives it; a streamed one keeps the client's Content-Length (or goes chunked).
  */
-export class VendorProxy {
-  private readonly agent: Agent;
-
-  constructor(private readonly options: ProxyOptions) {
-    this.agent = new Agent({
-      connect: { timeout: options.connectTimeoutMs },
-      headersTimeout: options.idleTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-      keepAliveTimeout: 30_000,
-    });
+function upstreamHeaders(
+  req: IncomingMessage,
+  options: ForwardOptions,
+  key: VendorKey | undefined,
+): string[] {
+  const { upstream } = options;
+  const raw = req.rawHeaders;
+  const listed = connectionTokens(req.headers.connection);
+  const drop = upstream.def.dropHeaders;
+  const buffered = Buffer.isBuffer(options.body);
+  const out: string[] = ['Host', (key ?? upstream).origin.host];
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i].toLowerCase();
+    if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || drop?.includes(lower)) continue;
+    if (buffered && lower === 'content-length') continue;
+    out.push(raw[i], raw[i + 1]);
   }
+  if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key.key));
+  for (const [name, value] of upstream.defaults) if (req.headers[name] === undefined) out.push(name, value);
+  const via = req.headers.via;
+  out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
+  return out;
+}
 
+/** A response held whole for `rewriteBody`: its head waits for it. */
+interface HeldBody {
+  status: number;
+  head: VendorHead;
+  statusMessage: string;
+  chunks: Buffer[];
+  size: number;
+}
+
+/**
+ * One call through the proxy, from the first try to the client's response closing: one object per call, its
+ * steps on the prototype (no closures per call). It is undici's handler of a call that cannot fail over; a call
+ * that can gets a `Failover` and one `Try` per key instead, which hand the answer they keep to this object.
+ */
+class Forwarding implements LegacyHandler {
+  readonly exchange: Exchange;
+  closed = false;
+  abortUpstream: ((err?: Error) => void) | undefined;
+  private resumeUpstream: (() => void) | undefined;
+  private onDrain: (() => void) | undefined;
+  private tap: ((chunk: Buffer) => void) | undefined;
+  private transform: ForwardOptions['transform'];
   /**
-   * Headers for the upstream request: the client's, minus credentials, hop-by-hop ones and the vendor's own drop
-   * list, plus the vendor key and the vendor's defaults the client did not send. A body Genway read goes up with
-   * the length undici gives it; a streamed one keeps the client's Content-Length (or goes chunked).
+   * A metered response that is not an event stream keeps its latest chunk back until `beforeEnd` has settled:
+   * a client reading a length-delimited body has it whole with its last byte, so the charge must be journaled
+   * first, or a crash in between serves a call that is never charged. (A stream ends only at `res.end()`.)
    */
-  private upstreamHeaders(
-    req: IncomingMessage,
-    options: ForwardOptions,
-    key: VendorKey | undefined,
-  ): string[] {
-    const { upstream } = options;
-    const raw = req.rawHeaders;
-    const listed = connectionTokens(req.headers.connection);
-    const drop = upstream.def.dropHeaders;
-    const buffered = Buffer.isBuffer(options.body);
-    const out: string[] = ['Host', (key ?? upstream).origin.host];
-    for (let i = 0; i < raw.length; i += 2) {
-      const lower = raw[i].toLowerCase();
-      if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || drop?.includes(lower)) continue;
-      if (buffered && lower === 'content-length') continue;
-      out.push(raw[i], raw[i + 1]);
-    }
-    if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key.key));
-    for (const [name, value] of upstream.defaults) if (req.headers[name] === undefined) out.push(name, value);
-    const via = req.headers.via;
-    out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
-    return out;
-  }
+  private holdLast = false;
+  private last: Buffer | null = null;
+  private held: HeldBody | null = null;
+  failover: Failover | undefined;
 
-  /**
-   * Starts the exchange. Returns what the caller must run once the client's response closes (finished or cut):
-   * the caller owns the one 'close' listener of the response.
-   *
-   * The handler speaks undici's core callbacks (onConnect, onHeaders, onData, onComplete, onError), which its
-   * dispatcher calls directly: the newer controller-style handler is adapted onto these by a wrapper that also
-   * parses every header list into an object, which this proxy only needs on the routes that read headers.
-   */
-  forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): () => void {
-    const { upstream: vendor, body, requestId } = options;
-    const { connectTimeoutMs, idleTimeoutMs } = this.options;
-    const exchange: Exchange = { start: options.start, sent: 0, complete: false };
-    let abortUpstream: ((err?: Error) => void) | undefined;
-    let resumeUpstream: (() => void) | undefined;
-    let closed = false;
-    let tap: ((chunk: Buffer) => void) | undefined;
-    let transform: ForwardOptions['transform'];
-    /**
-     * A metered response that is not an event stream keeps its latest chunk back until `beforeEnd` has settled:
-     * a client reading a length-delimited body has it whole with its last byte, so the charge must be journaled
-     * first, or a crash in between serves a call that is never charged. (A stream ends only at `res.end()`.)
-     */
-    let holdLast = false;
-    let last: Buffer | null = null;
-    const resume = () => resumeUpstream?.();
-    /** A body held for `rewriteBody`: the head waits for it. */
-    let held: {
-      status: number;
-      raw: Buffer[];
-      statusMessage: string;
-      chunks: Buffer[];
-      size: number;
-    } | null = null;
-    /** Writes a held response: its head, then the rewritten body (or the chunks as they came); the tap sees the vendor's bytes. */
-    const writeHeld = (rewritten?: Buffer) => {
-      const h = held!;
-      held = null;
-      const setTap = (t: typeof tap) => (tap = t);
-      this.writeHead(
-        res,
-        h.status,
-        h.statusMessage,
-        h.raw,
-        exchange,
-        requestId,
-        options,
-        setTap,
-        rewritten?.length,
-      );
-      for (const chunk of h.chunks) tap?.(chunk);
-      if (rewritten) res.write(rewritten);
-      else for (const chunk of h.chunks) res.write(chunk);
-    };
-
-    /** The vendor's answer as the client gets it: its head now, then its body. */
-    const head = (status: number, raw: Buffer[], resumeFn: () => void, statusMessage: string) => {
-      exchange.headers = performance.now();
-      exchange.status = status;
-      resumeUpstream = resumeFn;
-      if (closed) return;
-      if (options.transform && status < 300 && isPlainEventStream(raw)) {
-        transform = options.transform;
-        // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
-        raw = withoutLength(raw);
-      }
-      if (options.rewriteBody && status < 300 && !hasHeader(raw, 'content-encoding')) {
-        held = { status, raw, statusMessage, chunks: [], size: 0 };
-        return;
-      }
-      this.writeHead(res, status, statusMessage, raw, exchange, requestId, options, (t) => (tap = t));
-      holdLast = tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(raw);
-    };
-    const data = (chunk: Buffer): boolean => {
-      if (closed) return true; // aborted already; what was in flight goes nowhere
-      if (held) {
-        held.chunks.push(chunk);
-        held.size += chunk.length;
-        if (held.size > REWRITE_LIMIT) writeHeld(); // too big to be object metadata: passes unchanged
-        return true;
-      }
-      tap?.(chunk);
-      if (transform) chunk = transform.write(chunk);
-      if (holdLast) {
-        const previous = last;
-        last = chunk;
-        if (!previous) return true;
-        chunk = previous;
-      }
-      if (res.write(chunk)) return true;
-      res.once('drain', resume);
-      return false;
-    };
-    const complete = () => {
-      exchange.upstreamEnd = performance.now();
-      exchange.complete = true;
-      if (held && !closed) writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
-      if (transform && !closed) res.write(transform.end());
-      const waiting = options.beforeEnd?.();
-      const end = () => (last ? res.end(last) : res.end());
-      if (waiting) void waiting.finally(end);
-      else end();
-    };
-    const failed = (err: Error) => {
-      // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
-      if (exchange.headers !== undefined || res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const code = (err as NodeJS.ErrnoException).code ?? '';
-      const phase = TIMEOUT_PHASE[code];
-      const apiError = phase
-        ? new ApiError(
-            'gateway_timeout',
-            `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? connectTimeoutMs : idleTimeoutMs} ms`,
-          )
-        : new ApiError(
-            'bad_gateway',
-            `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
-          );
-      vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: requestId });
-    };
-
-    /**
-     * Failover (src/gateway/key-pool.ts): a 429, a 5xx or a connect error before any byte reached the client is
-     * tried again on the pool's next key, when the body can be sent again (read whole, or none; a piped upload
-     * cannot) and the key is not pinned to the objects the call names. Routes whose answers carry the vendor's own
-     * URLs (rewritten to Genway's) stay on the first key's origin.
-     */
-    const pool = vendor.pool;
-    const failover = !options.pinned && (body === null || Buffer.isBuffer(body));
-    const sameOrigin =
-      options.rewriteBody || options.rewritesHeaders ? options.key?.origin.origin : undefined;
-    const tried: VendorKey[] = [];
-    let retryTimer: NodeJS.Timeout | undefined;
-    /** The latest answer that was given up for another key: the client gets it when no later try answers. */
-    let given: (HeldAnswer & { key: VendorKey }) | null = null;
-    const pass = (answer: HeldAnswer & { key: VendorKey }) => {
-      options.onKey?.(answer.key);
-      head(answer.status, answer.raw, noop, answer.statusMessage);
-      for (const chunk of answer.chunks) data(chunk);
-      complete();
-    };
-    /** The next try, after `wait` ms; a client gone meanwhile ends it all. */
-    const retry = (key: VendorKey, wait: number) => {
-      abortUpstream = undefined;
-      retryTimer = setTimeout(() => {
-        retryTimer = undefined;
-        if (!closed) attempt(key);
-      }, wait);
-    };
-
-    /**
-     * The one try of a call that cannot fail over (one key, a pinned object, a streamed upload): the same outcome
-     * accounting, without the state and closures of a retry that cannot happen.
-     */
-    const once = (key: VendorKey | undefined) => {
-      const handler: LegacyHandler = {
-        onConnect: (abort) => {
-          abortUpstream = abort;
-          if (closed) abort(new ClientGone());
-        },
-        onHeaders: (status, raw, resumeFn, statusMessage) => {
-          if (status < 200) return true; // 1xx: informational, the final answer follows
-          if (key) {
-            const outcome = outcomeOf(status);
-            const failure = outcome === 'rate_limited' || outcome === 'server_error';
-            pool.settle(key, outcome, {
-              requestId,
-              tryNo: 1,
-              status,
-              retryAfterMs: failure ? retryAfterOf(raw) : undefined,
-            });
-            options.onKey?.(key);
-          }
-          head(status, raw, resumeFn, statusMessage);
-          return true;
-        },
-        onData: data,
-        onComplete: complete,
-        onError: (err) => {
-          if (closed || err instanceof ClientGone) return;
-          if (key && exchange.headers === undefined && !res.headersSent) {
-            const { code, outcome } = errorOutcomeOf(err);
-            pool.settle(key, outcome, { requestId, tryNo: 1, code });
-          }
-          failed(err);
-        },
-      };
-      this.dispatch(req, options, key, handler);
-    };
-
-    const attempt = (key: VendorKey | undefined) => {
-      if (key) tried.push(key);
-      const tryNo = tried.length;
-      /** This try was given up for another key: what it still delivers goes nowhere. */
-      let over = false;
-      /** An answer held while it may still be given up (its body read whole, bounded). */
-      let answer: HeldAnswer | null = null;
-      let then: { key: VendorKey; wait: number } | undefined;
-      /** Another key for this failure, or undefined when the answer (or error) is the one the client gets. */
-      const another = (wait: number | undefined, advice?: string): typeof then => {
-        if (wait === undefined || !failover || closed || tryNo >= pool.policy.attempts || advice === 'false')
-          return undefined;
-        const next = pool.next(tried, Date.now() + wait, sameOrigin);
-        return next && { key: next, wait };
-      };
-      const giveUp = () => {
-        over = true;
-        if (answer?.complete) given = { ...answer, key: key! };
-        retry(then!.key, then!.wait);
-      };
-      const handler: LegacyHandler = {
-        onConnect: (abort) => {
-          abortUpstream = abort;
-          if (closed) abort(new ClientGone());
-        },
-        onHeaders: (status, raw, resumeFn, statusMessage) => {
-          if (status < 200 || over) return true; // 1xx: informational, the final answer follows
-          if (key) {
-            const outcome = outcomeOf(status);
-            const failure = outcome === 'rate_limited' || outcome === 'server_error';
-            const retryAfterMs = failure ? retryAfterOf(raw) : undefined;
-            const wait = pool.settle(key, outcome, { requestId, tryNo, status, retryAfterMs });
-            then = another(wait, failure ? header(raw, 'x-should-retry') : undefined);
-            if (then) {
-              answer = { status, raw, statusMessage, chunks: [], size: 0, complete: false };
-              return true;
-            }
-            options.onKey?.(key);
-          }
-          head(status, raw, resumeFn, statusMessage);
-          return true;
-        },
-        onData: (chunk) => {
-          if (over) return true;
-          if (!answer) return data(chunk);
-          answer.size += chunk.length;
-          if (answer.size <= HOLD_LIMIT) answer.chunks.push(chunk);
-          else {
-            // Too big to hold for later: the next key is tried without it.
-            abortUpstream?.(new Superseded());
-            giveUp();
-          }
-          return true;
-        },
-        onComplete: () => {
-          if (over) return;
-          if (!answer) return complete();
-          answer.complete = true;
-          giveUp();
-        },
-        onError: (err) => {
-          if (over || err instanceof Superseded || closed || err instanceof ClientGone) return;
-          if (answer) return giveUp(); // a given-up answer that broke: the next key goes on without it
-          if (key && exchange.headers === undefined && !res.headersSent) {
-            const { code, outcome } = errorOutcomeOf(err);
-            then = another(pool.settle(key, outcome, { requestId, tryNo, code }));
-            if (then) return giveUp();
-            if (given) return pass(given);
-          }
-          failed(err);
-        },
-      };
-      this.dispatch(req, options, key, handler);
-    };
-
-    exchange.sent = performance.now();
-    if (failover && pool.members.length > 1) attempt(options.key);
-    else once(options.key);
-    return () => {
-      closed = true;
-      clearTimeout(retryTimer);
-      // The client went away (or the response is over): stop the upstream work either way.
-      if (!exchange.complete) abortUpstream?.(new ClientGone());
-      options.onClose(exchange);
-    };
+  constructor(
+    readonly agent: Agent,
+    private readonly timeouts: ProxyOptions,
+    readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    readonly options: ForwardOptions,
+  ) {
+    this.exchange = { start: options.start, sent: 0, complete: false };
   }
 
   /** Sends one try upstream, on `key` (or the vendor's own origin when it has no key). */
-  private dispatch(
-    req: IncomingMessage,
-    options: ForwardOptions,
-    key: VendorKey | undefined,
-    handler: LegacyHandler,
-  ): void {
+  dispatch(key: VendorKey | undefined, handler: LegacyHandler): void {
+    const { options, req } = this;
     const { upstream, body } = options;
     this.agent.dispatch(
       {
         origin: (key ?? upstream).origin.origin,
         method: req.method!,
         path: (key ?? upstream).basePath + options.path,
-        headers: this.upstreamHeaders(req, options, key),
+        headers: upstreamHeaders(req, options, key),
         // undici destroys a stream body once sent, and detaches an IncomingMessage from its socket to do so, which
         // leaves the server unable to answer on it: the client's stream goes up through a pipe of its own.
         body: body === null || Buffer.isBuffer(body) ? body : pipeOf(body),
@@ -569,39 +324,187 @@ export class VendorProxy {
     );
   }
 
+  // undici's handler of the one try of a call that cannot fail over (one key, a pinned object, a streamed upload).
+
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortUpstream = abort;
+    if (this.closed) abort(new ClientGone());
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    if (status < 200) return true; // 1xx: informational, the final answer follows
+    const key = this.options.key;
+    if (key) {
+      const outcome = outcomeOf(status);
+      const failure = outcome === 'rate_limited' || outcome === 'server_error';
+      this.options.upstream.pool.settle(key, outcome, {
+        requestId: this.options.requestId,
+        tryNo: 1,
+        status,
+        retryAfterMs: failure ? retryAfterOf(raw) : undefined,
+      });
+      this.options.onKey?.(key);
+    }
+    this.head(status, raw, resume, statusMessage);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    return this.data(chunk);
+  }
+
+  onComplete(): void {
+    this.complete();
+  }
+
+  onError(err: Error): void {
+    if (this.closed || err instanceof ClientGone) return;
+    const key = this.options.key;
+    if (key && this.exchange.headers === undefined && !this.res.headersSent) {
+      const { code, outcome } = errorOutcomeOf(err);
+      this.options.upstream.pool.settle(key, outcome, { requestId: this.options.requestId, tryNo: 1, code });
+    }
+    this.failed(err);
+  }
+
+  /** The vendor's answer as the client gets it: its head now, then its body. */
+  head(status: number, raw: Buffer[], resume: () => void, statusMessage: string): void {
+    const { exchange, options } = this;
+    exchange.headers = performance.now();
+    exchange.status = status;
+    this.resumeUpstream = resume;
+    if (this.closed) return;
+    const head = readHead(raw);
+    // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
+    let length: number | null | undefined;
+    if (options.transform && status < 300 && isPlainEventStream(head)) {
+      this.transform = options.transform;
+      length = null;
+    }
+    if (options.rewriteBody && status < 300 && !head.encoded) {
+      this.held = { status, head, statusMessage, chunks: [], size: 0 };
+      return;
+    }
+    this.writeHead(status, statusMessage, head, length);
+    this.holdLast = this.tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(head);
+  }
+
+  data(chunk: Buffer): boolean {
+    if (this.closed) return true; // aborted already; what was in flight goes nowhere
+    const held = this.held;
+    if (held) {
+      held.chunks.push(chunk);
+      held.size += chunk.length;
+      if (held.size > REWRITE_LIMIT) this.writeHeld(); // too big to be object metadata: passes unchanged
+      return true;
+    }
+    this.tap?.(chunk);
+    if (this.transform) chunk = this.transform.write(chunk);
+    if (this.holdLast) {
+      const previous = this.last;
+      this.last = chunk;
+      if (!previous) return true;
+      chunk = previous;
+    }
+    if (this.res.write(chunk)) return true;
+    this.res.once('drain', (this.onDrain ??= () => this.resumeUpstream?.()));
+    return false;
+  }
+
+  complete(): void {
+    const { exchange, options, res } = this;
+    exchange.upstreamEnd = performance.now();
+    exchange.complete = true;
+    const held = this.held;
+    if (held && !this.closed) this.writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
+    if (this.transform && !this.closed) res.write(this.transform.end());
+    const waiting = options.beforeEnd?.();
+    if (waiting) void waiting.finally(() => this.end());
+    else this.end();
+  }
+
+  private end(): void {
+    if (this.last) this.res.end(this.last);
+    else this.res.end();
+  }
+
+  /** Upstream unreachable or cut: Genway's own error in the vendor's shape, or a cut client stream. */
+  failed(err: Error): void {
+    const { res, options } = this;
+    // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
+    if (this.exchange.headers !== undefined || res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const vendor = options.upstream;
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const phase = TIMEOUT_PHASE[code];
+    const apiError = phase
+      ? new ApiError(
+          'gateway_timeout',
+          `Upstream ${vendor.name} did not answer within ${phase === 'connect' ? this.timeouts.connectTimeoutMs : this.timeouts.idleTimeoutMs} ms`,
+        )
+      : new ApiError(
+          'bad_gateway',
+          `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
+        );
+    vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: options.requestId });
+  }
+
+  /** Whether the client has had any of an answer: a try is then the one the client gets, whatever comes of it. */
+  get answered(): boolean {
+    return this.exchange.headers !== undefined || this.res.headersSent;
+  }
+
+  /** The client's response is over (finished or cut): stop the upstream work either way. */
+  close(): void {
+    this.closed = true;
+    if (this.failover) clearTimeout(this.failover.timer);
+    if (!this.exchange.complete) this.abortUpstream?.(new ClientGone());
+    this.options.onClose(this.exchange);
+  }
+
+  /** Writes a held response: its head, then the rewritten body (or the chunks as they came); the tap sees the vendor's bytes. */
+  private writeHeld(rewritten?: Buffer): void {
+    const h = this.held!;
+    this.held = null;
+    this.writeHead(h.status, h.statusMessage, h.head, rewritten?.length);
+    for (const chunk of h.chunks) this.tap?.(chunk);
+    if (rewritten) this.res.write(rewritten);
+    else for (const chunk of h.chunks) this.res.write(chunk);
+  }
+
   /**
    * The vendor's status and headers, minus hop-by-hop ones, plus Genway's own, written in one flat list:
    * nothing was set on `res` before, so Node writes them as given (repeated ones such as Set-Cookie kept). The
-   * route's `onResponse` sees them as an object first, and may rewrite them.
+   * route's `onResponse` sees them as an object first, and may rewrite them. `length`: the vendor's (undefined),
+   * none (null: the body is changed as it passes), or that of a rewritten body.
    */
   private writeHead(
-    res: ServerResponse,
     status: number,
     statusMessage: string | undefined,
-    raw: Buffer[],
-    exchange: Exchange,
-    requestId: string,
-    options: ForwardOptions,
-    setTap: (tap: ((chunk: Buffer) => void) | undefined) => void,
-    /** The length of a rewritten body, in place of the vendor's. */
-    length?: number,
+    head: VendorHead,
+    length: number | null | undefined,
   ): void {
+    const { options, exchange, res } = this;
+    const { requestId } = options;
+    const list = head.list;
     let out: string[] = [REQUEST_ID_HEADER, requestId];
     let connection: string | undefined;
     let via: string | undefined;
     let hasLength = false;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i].toString('latin1').toLowerCase();
-      const value = raw[i + 1].toString('latin1');
+    for (let i = 0; i < list.length; i += 2) {
+      const name = list[i];
+      const value = list[i + 1];
       if (name === 'connection') connection = connection ? `${connection}, ${value}` : value;
       else if (name === 'via') via = via ? `${via}, ${value}` : value;
       else if (name === 'content-length') {
-        hasLength = true;
         if (length !== undefined) continue;
+        hasLength = true;
       }
       if (!DROP_FROM_RESPONSE.has(name)) out.push(name, value);
     }
-    if (length !== undefined) {
+    if (typeof length === 'number') {
       out.push('content-length', String(length));
       hasLength = true;
     }
@@ -611,7 +514,7 @@ export class VendorProxy {
         const prev = headers[out[i]];
         headers[out[i]] = prev === undefined ? out[i + 1] : [prev].flat().concat(out[i + 1]);
       }
-      setTap(options.onResponse(status, headers));
+      this.tap = options.onResponse(status, headers);
       // A route that rewrites headers (a resumable upload's session URL): the list is rebuilt from the object.
       if (options.rewritesHeaders) {
         out = [REQUEST_ID_HEADER, requestId];
@@ -634,6 +537,193 @@ export class VendorProxy {
     res.writeHead(status, statusMessage || undefined, out);
     // Streams (no length known up front) get their headers now, before the first event.
     if (!hasLength) res.flushHeaders();
+  }
+}
+
+/**
+ * Failover (src/gateway/key-pool.ts): a 429, a 5xx or a connect error before any byte reached the client is tried
+ * again on the pool's next key, when the body can be sent again (read whole, or none; a piped upload cannot) and the
+ * key is not pinned to the objects the call names. Routes whose answers carry the vendor's own URLs (rewritten to
+ * Genway's) stay on the first key's origin. Built only for a call that can fail over.
+ */
+class Failover {
+  readonly tried: VendorKey[] = [];
+  timer: NodeJS.Timeout | undefined;
+  /** The latest answer that was given up for another key: the client gets it when no later try answers. */
+  given: (HeldAnswer & { key: VendorKey }) | null = null;
+  private readonly sameOrigin: string | undefined;
+
+  constructor(readonly call: Forwarding) {
+    const { options } = call;
+    this.sameOrigin = options.rewriteBody || options.rewritesHeaders ? options.key?.origin.origin : undefined;
+  }
+
+  attempt(key: VendorKey | undefined): void {
+    if (key) this.tried.push(key);
+    this.call.dispatch(key, new Try(this, key, this.tried.length));
+  }
+
+  /** Another key for this failure, or undefined when the answer (or error) is the one the client gets. */
+  another(
+    tryNo: number,
+    wait: number | undefined,
+    advice?: string,
+  ): { key: VendorKey; wait: number } | undefined {
+    const pool = this.call.options.upstream.pool;
+    if (wait === undefined || this.call.closed || tryNo >= pool.policy.attempts || advice === 'false')
+      return undefined;
+    const next = pool.next(this.tried, Date.now() + wait, this.sameOrigin);
+    return next && { key: next, wait };
+  }
+
+  /** The next try, after `wait` ms; a client gone meanwhile ends it all. */
+  retry(key: VendorKey, wait: number): void {
+    this.call.abortUpstream = undefined;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.call.closed) this.attempt(key);
+    }, wait);
+  }
+
+  /** Gives the client an answer that was held: it came from `answer.key`. */
+  pass(answer: HeldAnswer & { key: VendorKey }): void {
+    const call = this.call;
+    call.options.onKey?.(answer.key);
+    call.head(answer.status, answer.raw, noop, answer.statusMessage);
+    for (const chunk of answer.chunks) call.data(chunk);
+    call.complete();
+  }
+}
+
+/** One try of a call that can fail over, on one key: undici's handler for it. */
+class Try implements LegacyHandler {
+  /** This try was given up for another key: what it still delivers goes nowhere. */
+  private over = false;
+  /** An answer held while it may still be given up (its body read whole, bounded). */
+  private answer: HeldAnswer | null = null;
+  private then: { key: VendorKey; wait: number } | undefined;
+
+  constructor(
+    private readonly failover: Failover,
+    private readonly key: VendorKey | undefined,
+    private readonly tryNo: number,
+  ) {}
+
+  onConnect(abort: (err?: Error) => void): void {
+    const call = this.failover.call;
+    call.abortUpstream = abort;
+    if (call.closed) abort(new ClientGone());
+  }
+
+  onHeaders(status: number, raw: Buffer[], resume: () => void, statusMessage: string): boolean {
+    if (status < 200 || this.over) return true; // 1xx: informational, the final answer follows
+    const { call } = this.failover;
+    const key = this.key;
+    if (key) {
+      const outcome = outcomeOf(status);
+      const failure = outcome === 'rate_limited' || outcome === 'server_error';
+      const retryAfterMs = failure ? retryAfterOf(raw) : undefined;
+      const { requestId, upstream } = call.options;
+      const wait = upstream.pool.settle(key, outcome, { requestId, tryNo: this.tryNo, status, retryAfterMs });
+      this.then = this.failover.another(
+        this.tryNo,
+        wait,
+        failure ? header(raw, 'x-should-retry') : undefined,
+      );
+      if (this.then) {
+        this.answer = { status, raw, statusMessage, chunks: [], size: 0, complete: false };
+        return true;
+      }
+      call.options.onKey?.(key);
+    }
+    call.head(status, raw, resume, statusMessage);
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.over) return true;
+    const answer = this.answer;
+    if (!answer) return this.failover.call.data(chunk);
+    answer.size += chunk.length;
+    if (answer.size <= HOLD_LIMIT) answer.chunks.push(chunk);
+    else {
+      // Too big to hold for later: the next key is tried without it.
+      this.failover.call.abortUpstream?.(new Superseded());
+      this.giveUp();
+    }
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.over) return;
+    if (!this.answer) return this.failover.call.complete();
+    this.answer.complete = true;
+    this.giveUp();
+  }
+
+  onError(err: Error): void {
+    const { failover } = this;
+    const { call } = failover;
+    if (this.over || err instanceof Superseded || call.closed || err instanceof ClientGone) return;
+    if (this.answer) return this.giveUp(); // a given-up answer that broke: the next key goes on without it
+    const key = this.key;
+    if (key && !call.answered) {
+      const { code, outcome } = errorOutcomeOf(err);
+      const { requestId, upstream } = call.options;
+      this.then = failover.another(
+        this.tryNo,
+        upstream.pool.settle(key, outcome, { requestId, tryNo: this.tryNo, code }),
+      );
+      if (this.then) return this.giveUp();
+      if (failover.given) return failover.pass(failover.given);
+    }
+    call.failed(err);
+  }
+
+  private giveUp(): void {
+    this.over = true;
+    if (this.answer?.complete) this.failover.given = { ...this.answer, key: this.key! };
+    this.failover.retry(this.then!.key, this.then!.wait);
+  }
+}
+
+/**
+ * A thin pipe to the vendor over undici's dispatcher (its lowest-level API: no body stream objects, no header
+ * objects beyond one parse): the request body goes up as received (already buffered, so Genway could read `model`
+ * from a copy), the response comes back chunk by chunk as it arrives, never re-encoded. Keep-alive pools per
+ * vendor origin; idle (not total) timeouts, before the headers and between body chunks, so long streams live; a
+ * client that goes away aborts the upstream request. Upstream TCP has Nagle off (undici's default).
+ */
+export class VendorProxy {
+  private readonly agent: Agent;
+
+  constructor(private readonly options: ProxyOptions) {
+    this.agent = new Agent({
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.idleTimeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /**
+   * Starts the exchange. Returns what the caller must close once the client's response closes (finished or cut):
+   * the caller owns the one 'close' listener of the response.
+   *
+   * The handlers speak undici's core callbacks (onConnect, onHeaders, onData, onComplete, onError), which its
+   * dispatcher calls directly: the newer controller-style handler is adapted onto these by a wrapper that also
+   * parses every header list into an object, which this proxy only needs on the routes that read headers.
+   */
+  forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): { close(): void } {
+    const call = new Forwarding(this.agent, this.options, req, res, options);
+    const { body } = options;
+    const failover = !options.pinned && (body === null || Buffer.isBuffer(body));
+    call.exchange.sent = performance.now();
+    if (failover && options.upstream.pool.members.length > 1) {
+      call.failover = new Failover(call);
+      call.failover.attempt(options.key);
+    } else call.dispatch(options.key, call);
+    return call;
   }
 
   close(): Promise<void> {

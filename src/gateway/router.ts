@@ -257,8 +257,8 @@ interface Call {
   start: number;
   route: string;
   upstream: Upstream;
-  /** The proxy's part of the response closing, once it forwards. */
-  closed?: () => void;
+  /** The proxy's part of the call, once it forwards: closed with the client's response. */
+  forwarding?: { close(): void };
   /** The call's trace span, only while tracing is on. */
   span?: GatewaySpan;
 }
@@ -439,7 +439,7 @@ export function createGateway({
   /** The one 'close' listener of a gateway response: the proxy's end of it, then metrics and the access line. */
   function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
     res.once('close', () => {
-      call.closed?.();
+      call.forwarding?.close();
       call.span?.end(res.statusCode, res.writableFinished);
       const { requestId, start, route } = call;
       observeRequest(route, req.method!, res.statusCode, start);
@@ -665,7 +665,7 @@ export function createGateway({
       return undefined;
     }
     if (res.destroyed || req.socket.destroyed) return; // the client left while it was admitted
-    call.closed = proxy.forward(req, res, {
+    call.forwarding = proxy.forward(req, res, {
       upstream,
       key,
       pinned: owner !== undefined,
