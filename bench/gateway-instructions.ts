@@ -7,8 +7,8 @@
  *
  * Each proxy runs under callgrind with `node --single-threaded` (V8's compiler and GC on the main thread: all
  * its work is counted, in order). It is warmed with WARM calls per route, then for each route the counters are
- * zeroed, CALLS calls are made (8 connections) and the instructions are read back: per call, steady state.
- * Bounded: (WARM + CALLS) calls per route and target, loopback only.
+ * zeroed, CALLS calls are made (8 connections) and the instructions are read back, WINDOWS times: the median
+ * window per call, steady state. Bounded: (WARM + WINDOWS x CALLS) calls per route and target, loopback only.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -18,6 +18,7 @@ import {
   benchKey,
   dropPrefix,
   machineNote,
+  median,
   REDIS_URL,
   BENCH_SECRETS_KEY,
   ADMIN,
@@ -28,6 +29,8 @@ import { HOT_ROUTES } from './upstream-data';
 
 const WARM = Number(process.env.BENCH_WARM_CALLS ?? 3000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+/** Windows of CALLS calls per route and target: the median window is reported (a JIT compile or a major GC lands in one). */
+const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 5);
 const VENDOR_KEY = 'sk-bench-vendor';
 
 /** Starts a process; resolves once `ready()` says so (callgrind makes start-up slow: up to two minutes). */
@@ -136,6 +139,7 @@ async function main(): Promise<void> {
   };
   const prefix = `genway-bench-instr-${Date.now()}`;
   const results: { name: string; perCall: Record<string, number> }[] = [];
+  const spread: string[] = [];
   try {
     const makers: (() => Promise<Target>)[] = [
       async () => {
@@ -168,13 +172,20 @@ async function main(): Promise<void> {
         for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);
         const perCall: Record<string, number> = {};
         for (const route of HOT_ROUTES) {
-          execFileSync('callgrind_control', ['-z', String(target.child.pid)], { stdio: 'ignore' });
-          const result = await calls(target.base, target.headers, route, CALLS);
-          if (result['2xx'] !== CALLS)
-            throw new Error(`${target.name} ${route.path}: ${result['2xx']} of ${CALLS} answered`);
-          perCall[route.name] = instructions(target.child.pid!) / CALLS;
+          const windows: number[] = [];
+          for (let w = 0; w < WINDOWS; w++) {
+            execFileSync('callgrind_control', ['-z', String(target.child.pid)], { stdio: 'ignore' });
+            const result = await calls(target.base, target.headers, route, CALLS);
+            if (result['2xx'] !== CALLS)
+              throw new Error(`${target.name} ${route.path}: ${result['2xx']} of ${CALLS} answered`);
+            windows.push(instructions(target.child.pid!) / CALLS);
+          }
+          perCall[route.name] = median(windows);
+          spread.push(
+            `${target.name} ${route.name} ${windows.map((n) => (n / 1000).toFixed(0)).join(' / ')}`,
+          );
           process.stderr.write(
-            `${target.name} ${route.path}: ${Math.round(perCall[route.name])} instructions per call\n`,
+            `${target.name} ${route.path}: ${Math.round(perCall[route.name])} instructions per call (median of ${WINDOWS} windows)\n`,
           );
         }
         results.push({ name: target.name, perCall });
@@ -195,7 +206,7 @@ async function main(): Promise<void> {
       `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])} (${(r.perCall[route.name] / bare.perCall[route.name]).toFixed(2)}x)`).join(' | ')} |`,
   );
   const table = [
-    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route, over ${CALLS} calls per route at 8 connections; in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy. ${machine}.`,
+    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route; per target and route, the median of ${WINDOWS} windows of ${CALLS} calls at 8 connections (a JIT compile or a major collection lands in one window: each window, in k, ${spread.join('; ')}); in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy. ${machine}.`,
     '',
     `| target | ${HOT_ROUTES.map((r) => r.path).join(' | ')} |`,
     `| - | ${HOT_ROUTES.map(() => '-').join(' | ')} |`,

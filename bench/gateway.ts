@@ -22,8 +22,9 @@ import {
   cpuSnapshot,
   machineNote,
   median,
+  cpuStalls,
   othersNote,
-  paced,
+  pacedTogether,
   startPair,
   writeSection,
   type ServerPair,
@@ -32,8 +33,9 @@ import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 4);
+const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+const STALL_SECONDS = 2;
 /** Optional comma-separated subsets, for quick comparisons: BENCH_TARGETS=bare,embedded BENCH_ROUTES=chat */
 const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(',');
 const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
@@ -123,16 +125,21 @@ function once(
   });
 }
 
-/** Open loop at a fixed rate against one route of the target. */
-function fixedRate(target: Target, route: (typeof ROUTES)[number], rate: number, seconds: number) {
-  return paced({
-    url: `${target.base}${route.path}`,
-    method: 'POST',
-    headers: routeHeaders(target, route),
-    body: route.body,
+/**
+ * Every target at once at a fixed rate on one route, their requests taking turns in one schedule (open loop), with
+ * every proxy on CPU 1: the machine's stalls of those seconds land on all targets alike, so the latencies compare.
+ */
+function fixedRate(targets: Target[], route: (typeof ROUTES)[number], rate: number, seconds: number) {
+  return pacedTogether(
+    targets.map((target) => ({
+      url: `${target.base}${route.path}`,
+      method: 'POST',
+      headers: routeHeaders(target, route),
+      body: route.body,
+    })),
     rate,
     seconds,
-  });
+  );
 }
 
 async function throughput(target: Target, route: (typeof ROUTES)[number]) {
@@ -363,7 +370,9 @@ async function main(): Promise<void> {
       await warm(target, WARMUP_SECONDS);
     }
     const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
+    const stalls: { cpu0: number; cpu1: number; longest: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
+      const perTarget = new Map<string, Record<RouteName, RouteRound>>();
       for (const target of targets) {
         onStage(target);
         // A second of load after the move to CPU 1, unmeasured: the first route is not measured on cold caches.
@@ -372,22 +381,21 @@ async function main(): Promise<void> {
         for (const route of ROUTES) {
           const sample = await once(target, route.path, route.body, routeHeaders(target, route));
           const t = await throughput(target, route);
-          const at100 = await fixedRate(target, route, 100, RATE_SECONDS);
-          const at500 = await fixedRate(target, route, 500, RATE_SECONDS);
           perRoute[route.name] = {
             rps: t.rps,
             cpuUsPerReq: t.cpuUsPerReq,
-            p50At100: at100.p50,
-            p99At100: at100.p99,
-            p50At500: at500.p50,
-            p99At500: at500.p99,
+            p50At100: NaN,
+            p99At100: NaN,
+            p50At500: NaN,
+            p99At500: NaN,
             identical: sample.status === 200 && sample.body.equals(route.answer),
-            errors: t.errors + at100.errors + at500.errors,
+            errors: t.errors,
           };
           process.stderr.write(
-            `round ${round} ${target.name} ${route.name}: ${t.rps.toFixed(0)} req/s, ${t.cpuUsPerReq.toFixed(0)} µs CPU/req, p99@500 ${at500.p99.toFixed(2)} ms\n`,
+            `round ${round} ${target.name} ${route.name}: ${t.rps.toFixed(0)} req/s, ${t.cpuUsPerReq.toFixed(0)} µs CPU/req\n`,
           );
         }
+        perTarget.set(target.name, perRoute);
         const firstEventMs = await firstEvent(target);
         const big = await bigStream(target, bigSha);
         const up = await bigUpload(target);
@@ -404,6 +412,33 @@ async function main(): Promise<void> {
           `round ${round} ${target.name}: first event ${firstEventMs.toFixed(2)} ms, stream RSS +${(big.rssGrowth / 2 ** 20).toFixed(1)} MB, upload RSS +${(up.rssGrowth / 2 ** 20).toFixed(1)} MB\n`,
         );
       }
+      // Latency at fixed rates: every target in one schedule, every proxy on CPU 1.
+      for (const t of targets) if (t.pid) pin(t.pid, 1);
+      for (const route of ROUTES) {
+        for (const [rate, p50, p99] of [
+          [100, 'p50At100', 'p99At100'],
+          [500, 'p50At500', 'p99At500'],
+        ] as const) {
+          const results = await fixedRate(targets, route, rate, RATE_SECONDS);
+          targets.forEach((target, i) => {
+            const r = perTarget.get(target.name)![route.name];
+            r[p50] = results[i].p50;
+            r[p99] = results[i].p99;
+            r.errors += results[i].errors;
+          });
+        }
+        process.stderr.write(
+          `round ${round} ${route.name} p99@500: ${targets.map((t) => `${t.name} ${perTarget.get(t.name)![route.name].p99At500.toFixed(2)}`).join(', ')} ms\n`,
+        );
+      }
+      // The machine's own stalls this round, on each CPU, with nothing of the run busy.
+      const cpu0 = cpuStalls(0, STALL_SECONDS);
+      const cpu1 = cpuStalls(1, STALL_SECONDS);
+      stalls.push({
+        cpu0: cpu0.msPerSecond,
+        cpu1: cpu1.msPerSecond,
+        longest: Math.max(cpu0.longestMs, cpu1.longestMs),
+      });
     }
 
     const others = othersNote(before, cpuSnapshot(pids));
@@ -456,8 +491,9 @@ async function main(): Promise<void> {
           )
           .join(', ')}`,
     ).join('; ');
+    const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round, target and route: ${SECONDS} s closed loop at 32 connections (autocannon), ${RATE_SECONDS} s open loop at 100 and at 500 req/s; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'The proxy being measured runs pinned to CPU 1; the load generator, the vendor and the proxies waiting their turn share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}.`,
+      `${ROUNDS} interleaved rounds; per round, target and route: ${SECONDS} s closed loop at 32 connections (autocannon); per round and route: ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'In the closed loops the proxy being measured runs pinned to CPU 1; the load generator, the vendor and the proxies waiting their turn share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',

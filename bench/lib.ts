@@ -295,25 +295,39 @@ export interface PacedResult {
   errors: number;
 }
 
-/**
- * Open loop at a fixed rate, latencies in ms with µs precision: requests leave on schedule whether or not earlier
- * ones have returned, so a slow answer cannot hold back the load (no coordinated omission). Bounded: rate x seconds.
- */
-export async function paced(opts: {
+export interface PacedStream {
   url: string;
   method?: string;
   headers?: Record<string, string>;
   body?: string;
-  rate: number;
-  seconds: number;
-}): Promise<PacedResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-  const one = () =>
+}
+
+/**
+ * Open loop at a fixed rate, latencies in ms with µs precision: requests leave on schedule whether or not earlier
+ * ones have returned, so a slow answer cannot hold back the load (no coordinated omission). Bounded: rate x seconds.
+ */
+export async function paced(opts: PacedStream & { rate: number; seconds: number }): Promise<PacedResult> {
+  return (await pacedTogether([opts], opts.rate, opts.seconds))[0];
+}
+
+/**
+ * Several streams at `rate` each, in one schedule: their requests take turns at even offsets (with 4 streams at 500
+ * req/s, one request leaves every 0.5 ms, each stream's every 2 ms). A stall of the machine then lands on every
+ * stream alike, where streams measured one after another each meet the machine's noise of their own seconds.
+ */
+export async function pacedTogether(
+  streams: PacedStream[],
+  rate: number,
+  seconds: number,
+): Promise<PacedResult[]> {
+  const agents = streams.map(() => new http.Agent({ keepAlive: true, maxSockets: 512 }));
+  const one = (s: number) =>
     new Promise<number>((resolve, reject) => {
+      const stream = streams[s];
       const t0 = performance.now();
       const req = http.request(
-        opts.url,
-        { method: opts.method ?? 'GET', headers: opts.headers, agent },
+        stream.url,
+        { method: stream.method ?? 'GET', headers: stream.headers, agent: agents[s] },
         (res) => {
           res.resume();
           res.on('end', () =>
@@ -324,28 +338,43 @@ export async function paced(opts: {
         },
       );
       req.on('error', reject);
-      req.end(opts.body);
+      req.end(stream.body);
     });
-  const latencies: number[] = [];
-  let errors = 0;
+  const latencies: number[][] = streams.map(() => []);
+  const errors = streams.map(() => 0);
   const inflight: Promise<void>[] = [];
+  const n = streams.length;
   const start = performance.now();
-  for (let i = 0; i < opts.rate * opts.seconds; i++) {
-    const wait = start + (i * 1000) / opts.rate - performance.now();
+  for (let i = 0; i < rate * seconds * n; i++) {
+    const wait = start + (i * 1000) / (rate * n) - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const s = i % n;
     inflight.push(
-      one().then(
-        (ms) => void latencies.push(ms),
-        () => void errors++,
+      one(s).then(
+        (ms) => void latencies[s].push(ms),
+        () => void errors[s]++,
       ),
     );
   }
   await Promise.all(inflight);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-  return { p50: at(0.5), p99: at(0.99), errors };
+  for (const agent of agents) agent.destroy();
+  return latencies.map((l, s) => {
+    l.sort((a, b) => a - b);
+    const at = (p: number) => l[Math.min(l.length - 1, Math.floor(p * l.length))] ?? NaN;
+    return { p50: at(0.5), p99: at(0.99), errors: errors[s] };
+  });
+}
+
+/**
+ * The machine's own stalls on one CPU: a busy loop pinned there notes every gap over 0.2 ms between two reads of
+ * the clock (the hypervisor or another process took the CPU). What a p99 can not be below, whatever runs there.
+ */
+export function cpuStalls(cpu: number, seconds: number): { msPerSecond: number; longestMs: number } {
+  const probe = `let last=performance.now();const end=last+${seconds * 1000};let sum=0,max=0;for(;;){const now=performance.now();if(now>end)break;const gap=now-last;if(gap>0.2){sum+=gap;if(gap>max)max=gap}last=now}process.stdout.write(JSON.stringify({sum,max}))`;
+  const run = spawnSync('taskset', ['-c', String(cpu), process.execPath, '-e', probe], { encoding: 'utf8' });
+  if (run.status !== 0) return { msPerSecond: NaN, longestMs: NaN };
+  const { sum, max } = JSON.parse(run.stdout) as { sum: number; max: number };
+  return { msPerSecond: sum / seconds, longestMs: max };
 }
 
 export function median(values: number[]): number {
