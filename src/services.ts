@@ -1,5 +1,5 @@
 import { AccountsService } from './accounts/service';
-import { BudgetGuard, Budgets } from './accounts/budgets';
+import { BalanceGuard, BudgetGuard, Budgets } from './accounts/budgets';
 import { UsageReports } from './accounts/usage-report';
 import { budgetNotifier } from './webhooks/budget-events';
 import { BatchService } from './batches/service';
@@ -131,10 +131,22 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   const budgetGuard = new BudgetGuard(store.accounts, clock, 1000);
   const budgets = new Budgets(store.accounts, clock, budgetGuard);
   accounts.onBudgetEvent((event) => budgetGuard.note(event));
+  // The same for the balance a priced gateway call needs: a balance seen above zero admits without a read.
+  const balanceGuard = new BalanceGuard(store.accounts, clock, 1000);
+  accounts.onBalance((accountId, micros) => balanceGuard.note(accountId, micros));
   accounts.onBudgetEvent(
     budgetNotifier({ accounts, deliveries, logger, defaultUrl: config.budgets.webhookUrl ?? null }),
   );
-  const gateway = createGateway({ config, accounts, store, metrics, logger, tracing, budgetGuard });
+  const gateway = createGateway({
+    config,
+    accounts,
+    store,
+    metrics,
+    logger,
+    tracing,
+    budgetGuard,
+    balanceGuard,
+  });
   const usageReports = new UsageReports(store.accounts, clock, () => gateway.flushUsage());
   const recentStats = new RecentStats(metrics, store.recentStats, clock, config.stats.stepMs, logger);
   recentStats.start();

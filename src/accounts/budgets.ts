@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import { FreshReads } from './fresh-reads';
 import { ApiError } from '../errors';
 import { microsToUsd, usdToMicros } from '../money';
 import type { AuthContext } from './service';
@@ -55,15 +56,6 @@ export function budgetView(state: BudgetState, now: number): BudgetView {
   };
 }
 
-/** The budgets of one account as this replica last read them. */
-interface Known {
-  readAt: number;
-  states: BudgetState[];
-  loading?: Promise<void>;
-}
-
-const KNOWN_MAX = 10_000;
-
 /**
  * The gateway's budget check at the start of a call, without a store round trip per call (Redis mode): each
  * replica holds every active account's budgets and period spend, read again in the background once they are older
@@ -77,31 +69,29 @@ const KNOWN_MAX = 10_000;
  * would go over a budget atomically (ledger_post.lua, task_create.lua).
  */
 export class BudgetGuard {
-  private readonly known = new Map<string, Known>();
+  private readonly reads: FreshReads<BudgetState[]>;
 
   constructor(
-    private readonly store: Pick<AccountStore, 'budgetStates'>,
+    store: Pick<AccountStore, 'budgetStates'>,
     private readonly clock: Clock,
-    private readonly freshMs: number,
-  ) {}
+    freshMs: number,
+  ) {
+    this.reads = new FreshReads((accountId, now) => store.budgetStates(accountId, now), clock, freshMs);
+  }
 
   /** Throws 402 when a hard budget of the key or its account is spent; a promise only when it must read first. */
   check(auth: AuthContext): Promise<void> | undefined {
-    const now = this.clock.now();
-    const entry = this.known.get(auth.accountId);
-    if (entry === undefined || this.freshMs === 0) {
-      return this.read(auth.accountId).then(() => this.assertWithin(auth, this.clock.now()));
+    const states = this.reads.freshMs === 0 ? undefined : this.reads.peek(auth.accountId);
+    if (states === undefined) {
+      return this.reads.read(auth.accountId).then((read) => this.assertWithin(auth, read, this.clock.now()));
     }
-    if (now - entry.readAt >= this.freshMs && !entry.loading) void this.read(auth.accountId).catch(() => {});
-    this.assertWithin(auth, now);
+    this.assertWithin(auth, states, this.clock.now());
     return undefined;
   }
 
   /** A posting of this replica crossed a threshold: what it says of the spend holds at once here. */
   note(event: BudgetEvent): void {
-    const entry = this.known.get(event.accountId);
-    if (!entry) return;
-    const state = entry.states.find((s) => s.scope === event.scope);
+    const state = this.reads.peek(event.accountId)?.find((s) => s.scope === event.scope);
     if (state && (state.stamp !== event.stamp || state.spentMicros < event.spentMicros)) {
       state.stamp = event.stamp;
       state.spentMicros = event.spentMicros;
@@ -110,12 +100,11 @@ export class BudgetGuard {
 
   /** A budget of the account changed on this replica: read it again on its next call. */
   forget(accountId: string): void {
-    this.known.delete(accountId);
+    this.reads.forget(accountId);
   }
 
-  private assertWithin(auth: AuthContext, now: number): void {
-    const states = this.known.get(auth.accountId)?.states;
-    if (!states?.length) return;
+  private assertWithin(auth: AuthContext, states: BudgetState[], now: number): void {
+    if (!states.length) return;
     const mine = keyScope(auth.keyId);
     for (const state of states) {
       if (state.scope !== accountScope && state.scope !== mine) continue;
@@ -123,25 +112,44 @@ export class BudgetGuard {
       if (state.spentMicros >= state.limitMicros) throw budgetError(state);
     }
   }
+}
 
-  private read(accountId: string): Promise<void> {
-    let entry = this.known.get(accountId);
-    if (!entry) {
-      if (this.known.size >= KNOWN_MAX) this.known.clear();
-      entry = { readAt: -Infinity, states: [] };
-      this.known.set(accountId, entry);
-    }
-    const target = entry;
-    if (target.loading) return target.loading;
-    const startedAt = this.clock.now();
-    target.loading = this.store
-      .budgetStates(accountId, startedAt)
-      .then((states) => {
-        target.states = states;
-        target.readAt = startedAt;
-      })
-      .finally(() => (target.loading = undefined));
-    return target.loading;
+/**
+ * The gateway's balance check (a call to a priced model needs a balance left; what it costs is known once it ran),
+ * without a store round trip per call. A balance this replica last saw above zero admits at once, and is read again
+ * in the background once older than `freshMs`; one it saw at zero or below, or never, is read before the call, so
+ * credits count at the next call. Every posting through this replica (gateway charges, credits, refunds) moves its
+ * view at once; a balance drained elsewhere (another replica, a task charged by the store) is seen within `freshMs`,
+ * and a call admitted meanwhile is charged what is left: nothing (docs/decisions.md).
+ */
+export class BalanceGuard {
+  private readonly reads: FreshReads<number>;
+
+  constructor(store: Pick<AccountStore, 'balanceMicros'>, clock: Clock, freshMs: number) {
+    this.reads = new FreshReads(
+      async (accountId) => (await store.balanceMicros(accountId)) ?? 0,
+      clock,
+      freshMs,
+    );
+  }
+
+  /** Throws 402 when the account has no balance left; a promise only when it must read first. */
+  check(accountId: string): Promise<void> | undefined {
+    const known = this.reads.freshMs === 0 ? undefined : this.reads.peek(accountId);
+    if (known !== undefined && known > 0) return undefined;
+    return this.reads.read(accountId).then((micros) => {
+      if (micros <= 0) {
+        throw new ApiError(
+          'insufficient_balance',
+          'Insufficient balance: this account has no balance left for metered models',
+        );
+      }
+    });
+  }
+
+  /** A posting of this replica left the account with this balance. */
+  note(accountId: string, balanceMicros: number): void {
+    this.reads.set(accountId, balanceMicros);
   }
 }
 

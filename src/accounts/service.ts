@@ -97,6 +97,7 @@ export class AccountsService {
   /** When this process last wrote each key's lastUsedAt, by hash. */
   private readonly touched = new Map<string, number>();
   private readonly budgetListeners: ((event: BudgetEvent) => void)[] = [];
+  private readonly balanceListeners: ((accountId: string, balanceMicros: number) => void)[] = [];
 
   constructor(
     private readonly store: AccountStore,
@@ -370,6 +371,15 @@ export class AccountsService {
     this.budgetListeners.push(listener);
   }
 
+  /** Called with an account's balance after each posting through this service (and a refused charge's balance). */
+  onBalance(listener: (accountId: string, balanceMicros: number) => void): void {
+    this.balanceListeners.push(listener);
+  }
+
+  private balanceIs(accountId: string, balanceMicros: number): void {
+    for (const listener of this.balanceListeners) listener(accountId, balanceMicros);
+  }
+
   /** Hands a posting's budget events to the listeners (a task's charge is posted by the task store). */
   budgetEvents(events: BudgetEvent[] | undefined): void {
     if (!events) return;
@@ -382,10 +392,12 @@ export class AccountsService {
     switch (result.status) {
       case 'applied':
         this.budgetEvents(result.budgetEvents);
+        this.balanceIs(accountId, result.entry.balanceAfterMicros);
         return result.entry;
       case 'duplicate':
         return result.entry;
       case 'insufficient_balance':
+        this.balanceIs(accountId, result.balanceMicros);
         throw new ApiError(
           'insufficient_balance',
           `Insufficient balance: this needs ${microsToUsd(amountMicros)} USD and the account holds ${microsToUsd(result.balanceMicros)} USD`,

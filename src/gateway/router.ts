@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccountsService, AuthContext } from '../accounts/service';
-import type { BudgetGuard } from '../accounts/budgets';
+import type { BalanceGuard, BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
@@ -49,6 +49,8 @@ export interface GatewayDeps {
   tracing?: Tracing;
   /** Refuses a call once a hard budget of its key or account is spent; absent = no budgets. */
   budgetGuard?: BudgetGuard;
+  /** Refuses a call to a priced model once the account's balance is spent. */
+  balanceGuard: BalanceGuard;
 }
 
 export interface Gateway {
@@ -278,6 +280,7 @@ export function createGateway({
   logger,
   tracing,
   budgetGuard,
+  balanceGuard,
 }: GatewayDeps): Gateway {
   const gateway = config.gateway;
   const upstreams = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
@@ -400,14 +403,6 @@ export function createGateway({
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
   const needsBalance = (models: (string | undefined)[]) =>
     prices.size > 0 && models.some((m) => m !== undefined && prices.has(m));
-
-  async function assertBalance(auth: AuthContext): Promise<void> {
-    if (((await store.accounts.balanceMicros(auth.accountId)) ?? 0) > 0) return;
-    throw new ApiError(
-      'insufficient_balance',
-      'Insufficient balance: this account has no balance left for metered models',
-    );
-  }
 
   /** The upstream metrics of one vendor and status, bound once (a handful of label sets per vendor). */
   const bound = new Map<string, Map<number, ReturnType<typeof bindUpstreamMetrics>>>();
@@ -581,7 +576,10 @@ export function createGateway({
     }
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
-    if (needsBalance(models)) await assertBalance(auth);
+    if (needsBalance(models)) {
+      const balanceRead = balanceGuard.check(auth.accountId);
+      if (balanceRead) await balanceRead;
+    }
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
     const named = namedObjects(spec, vendor, params, r.query, text);
@@ -783,7 +781,7 @@ export function createGateway({
             assertModelAllowed(auth, model);
           }
           await budgetGuard?.check(auth);
-          if (model && prices.has(model)) await assertBalance(auth);
+          if (model && prices.has(model)) await balanceGuard.check(auth.accountId);
         },
         key: upstream.nextKey(),
         requestId: requestIdOf(req),
