@@ -275,13 +275,18 @@ export class AccountsService {
    * cache (only fields a key never changes), so the caller must then pass the key gate (store.keyGate), which
    * checks revocation in the same step as the rate limit: see admit() in src/http/auth.ts.
    */
-  async recall(presented: string | undefined): Promise<Recalled | AuthFailure> {
+  recall(presented: string | undefined): Recalled | AuthFailure | Promise<Recalled | AuthFailure> {
     if (!presented) return 'missing';
     if (!isWellFormedKey(presented)) return 'malformed';
     const hash = hashApiKey(presented);
     const now = this.clock.now();
     const hit = this.recalled.get(hash);
+    // A key recalled a moment ago is answered at once: no promise on a call's path for what is in memory.
     if (hit && hit.until > now) return hit;
+    return this.lookUp(hash, now);
+  }
+
+  private async lookUp(hash: string, now: number): Promise<Recalled | AuthFailure> {
     const key = await this.store.findKeyByHash(hash);
     if (!key) return 'unknown';
     if (key.revokedAt !== null) return 'revoked';

@@ -148,6 +148,13 @@ export interface KeyGate {
    * without a round trip: a replica spends leases of the shared bucket and hears of revocations through the
    * key-event stream, within 1 s on every replica (src/store/redis/key-gate.ts); `remaining` then counts the
    * replica's lease plus what the shared bucket held at its last lease.
+   *
+   * A result at once (no promise) when it decides from memory, as most calls are: admission then takes no tick.
    */
-  pass(hash: string, bucketId: string, limit: RateLimit, cost?: number): Promise<KeyGateResult>;
+  pass(
+    hash: string,
+    bucketId: string,
+    limit: RateLimit,
+    cost?: number,
+  ): KeyGateResult | Promise<KeyGateResult>;
 }

@@ -525,7 +525,8 @@ export function createGateway({
       );
     }
 
-    const auth = await admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(vendor.name));
+    const admitted = admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(vendor.name));
+    const auth = admitted instanceof Promise ? await admitted : admitted;
     // Over a hard budget, every route is refused: a call's price is known only once it has run.
     const budgetRead = budgetGuard?.check(auth);
     if (budgetRead) await budgetRead;

@@ -52,7 +52,7 @@ export interface WebSocketProxyOptions {
   idleTimeoutMs: number;
   logger: Logger;
   /** Admission with the key of the upgrade request: 401 and 429 as for any request. */
-  admit(): Promise<AuthContext>;
+  admit(): AuthContext | Promise<AuthContext>;
   /** Allow-list and balance for one response's model; throws the refusal. */
   check(auth: AuthContext, model: string | undefined): Promise<void>;
   /** The vendor key (and origin) this connection uses; no other is tried (see docs/decisions.md). */

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 import { secretsEqual } from '../accounts/api-keys';
-import type { AccountsService, AuthContext, AuthFailure } from '../accounts/service';
+import type { AccountsService, AuthContext, AuthFailure, Recalled } from '../accounts/service';
 import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
-import type { KeyGate } from '../accounts/store';
+import type { KeyGate, KeyGateResult } from '../accounts/store';
 import { rateLimitError } from './rate-limit';
 
 export type AuthMessages = Record<AuthFailure, string>;
@@ -42,28 +42,49 @@ export interface Admission {
 /**
  * Who may call, for the task API and the gateway alike: the key's record (recalled, possibly cached), then
  * revocation and the key's token bucket in one store step. Throws 401 for a missing, malformed, unknown or revoked
- * key and 429 over the limit; the caller renders them (envelope or vendor shape).
+ * key and 429 over the limit; the caller renders them (envelope or vendor shape). Answers at once, without a
+ * promise, when both steps could decide from memory (a recalled key, a local bucket or lease): the common call.
  */
-export async function admit(
+export function admit(
   admission: Admission,
   presented: string | undefined,
   messages: AuthMessages = AUTH_FAILURE_MESSAGES,
-): Promise<AuthContext> {
-  const { accounts, keyGate, defaultLimit, onRateLimited } = admission;
-  const recalled = await accounts.recall(presented);
+): AuthContext | Promise<AuthContext> {
+  const recalled = admission.accounts.recall(presented);
+  return recalled instanceof Promise
+    ? recalled.then((r) => pass(admission, r, messages))
+    : pass(admission, recalled, messages);
+}
+
+function pass(
+  admission: Admission,
+  recalled: Recalled | AuthFailure,
+  messages: AuthMessages,
+): AuthContext | Promise<AuthContext> {
   if (typeof recalled === 'string') throw unauthorized(messages[recalled]);
-  const { auth, hash } = recalled;
-  const limit = auth.rateLimit ?? defaultLimit;
-  const gate = await keyGate.pass(hash, auth.keyId, limit);
+  const limit = recalled.auth.rateLimit ?? admission.defaultLimit;
+  const gate = admission.keyGate.pass(recalled.hash, recalled.auth.keyId, limit);
+  return gate instanceof Promise
+    ? gate.then((g) => admitted(admission, recalled, limit, g, messages))
+    : admitted(admission, recalled, limit, gate, messages);
+}
+
+function admitted(
+  admission: Admission,
+  { auth, hash }: Recalled,
+  limit: RateLimit,
+  gate: KeyGateResult,
+  messages: AuthMessages,
+): AuthContext {
   if (gate === 'unknown' || gate === 'revoked' || gate === 'expired') {
-    accounts.forget(hash);
+    admission.accounts.forget(hash);
     throw unauthorized(messages[gate]);
   }
   if (!gate.allowed) {
-    onRateLimited();
+    admission.onRateLimited();
     throw rateLimitError(limit, gate.retryAfterMs);
   }
-  accounts.noteUse(hash);
+  admission.accounts.noteUse(hash);
   return auth;
 }
 

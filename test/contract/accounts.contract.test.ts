@@ -334,7 +334,7 @@ describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)'
     c: string,
   ): Promise<(limit: { ratePerSec: number; burst: number }) => Promise<KeyGateResult>> {
     await store.accounts.insertKey(key({ keyId: `key_${c}`, hash: c.repeat(64) }));
-    return (limit) => store.keyGate.pass(c.repeat(64), `key_${c}`, limit);
+    return async (limit) => store.keyGate.pass(c.repeat(64), `key_${c}`, limit);
   }
   const decision = (r: KeyGateResult) => {
     if (typeof r === 'string') throw new Error(`expected a decision, got ${r}`);

@@ -9,7 +9,7 @@ export class MemoryKeyGate implements KeyGate {
     private readonly limiter: MemoryRateLimiter,
   ) {}
 
-  async pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): Promise<KeyGateResult> {
+  pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): KeyGateResult {
     const status = this.accounts.keyStatus(hash, Date.now());
     return status === 'active' ? this.limiter.take(bucketId, limit, cost) : status;
   }

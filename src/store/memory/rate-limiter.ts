@@ -15,7 +15,7 @@ export class MemoryRateLimiter {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  async take(bucketId: string, limit: RateLimit, cost = 1): Promise<RateLimitDecision> {
+  take(bucketId: string, limit: RateLimit, cost = 1): RateLimitDecision {
     const now = this.now();
     const bucket = this.buckets.get(bucketId) ?? { tokens: limit.burst, ts: now, fullAt: now };
     if (now > bucket.ts) {

@@ -109,7 +109,7 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
     this.feed = new KeyEventFeed(connectFeed, keys.keyEvents, this, this.timing);
   }
 
-  pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): Promise<KeyGateResult> {
+  pass(hash: string, bucketId: string, limit: RateLimit, cost = 1): KeyGateResult | Promise<KeyGateResult> {
     const now = performance.now();
     if (!this.inSync(now)) {
       this.feed.start();
@@ -130,7 +130,7 @@ export class RedisKeyGate implements KeyGate, KeyEventListener {
       ) {
         this.renew(lease, now);
       }
-      return Promise.resolve(lease.allowed());
+      return lease.allowed();
     }
     return this.wait(lease ?? this.open(hash, bucketId, limit, now), cost, now);
   }
