@@ -33,6 +33,8 @@ import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** The closed loop of each target and route is taken in this many slices, in turns with the other targets. */
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const STALL_SECONDS = 2;
@@ -142,7 +144,8 @@ function fixedRate(targets: Target[], route: (typeof ROUTES)[number], rate: numb
   );
 }
 
-async function throughput(target: Target, route: (typeof ROUTES)[number]) {
+/** One slice of closed loop at 32 connections: what it answered, in how long, and the proxy's CPU seconds meanwhile. */
+async function slice(target: Target, route: (typeof ROUTES)[number], seconds: number) {
   const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0;
   const result = await autocannon({
     url: `${target.base}${route.path}`,
@@ -150,15 +153,38 @@ async function throughput(target: Target, route: (typeof ROUTES)[number]) {
     headers: routeHeaders(target, route),
     body: route.body,
     connections: 32,
-    duration: SECONDS,
+    duration: seconds,
   });
-  const cpu = target.pid ? cpuSeconds(target.pid) - cpuBefore : NaN;
-  const done = result['2xx'];
   return {
-    rps: result.requests.average,
-    cpuUsPerReq: (cpu * 1e6) / done,
+    done: result['2xx'],
+    seconds: result.duration,
+    cpu: target.pid ? cpuSeconds(target.pid) - cpuBefore : NaN,
     errors: result.non2xx + result.errors,
   };
+}
+
+/**
+ * Requests/s at 32 connections for every target, in SLICES one-second slices taken in turns (A B C D A B C D ...):
+ * noise on this shared machine comes in bursts of seconds, which a 5 s run of each target after the other meets
+ * in one target's run only, and turns spread over all of them alike. Every proxy stays pinned to CPU 1 (an idle
+ * one's timers take a fraction of a per cent of it), so none is measured on caches just moved.
+ */
+async function throughputs(targets: Target[], route: (typeof ROUTES)[number]) {
+  const sums = targets.map(() => ({ done: 0, seconds: 0, cpu: 0, errors: 0 }));
+  for (let i = 0; i < SLICES; i++) {
+    for (const [t, target] of targets.entries()) {
+      const r = await slice(target, route, SECONDS / SLICES);
+      sums[t].done += r.done;
+      sums[t].seconds += r.seconds;
+      sums[t].cpu += r.cpu;
+      sums[t].errors += r.errors;
+    }
+  }
+  return sums.map((sum) => ({
+    rps: sum.done / sum.seconds,
+    cpuUsPerReq: (sum.cpu * 1e6) / sum.done,
+    errors: sum.errors,
+  }));
 }
 
 /** Time to the first event of a stream whose vendor waits 50 ms before each event. */
@@ -380,20 +406,16 @@ async function main(): Promise<void> {
         const perRoute = {} as Record<RouteName, RouteRound>;
         for (const route of ROUTES) {
           const sample = await once(target, route.path, route.body, routeHeaders(target, route));
-          const t = await throughput(target, route);
           perRoute[route.name] = {
-            rps: t.rps,
-            cpuUsPerReq: t.cpuUsPerReq,
+            rps: NaN,
+            cpuUsPerReq: NaN,
             p50At100: NaN,
             p99At100: NaN,
             p50At500: NaN,
             p99At500: NaN,
             identical: sample.status === 200 && sample.body.equals(route.answer),
-            errors: t.errors,
+            errors: 0,
           };
-          process.stderr.write(
-            `round ${round} ${target.name} ${route.name}: ${t.rps.toFixed(0)} req/s, ${t.cpuUsPerReq.toFixed(0)} µs CPU/req\n`,
-          );
         }
         perTarget.set(target.name, perRoute);
         const firstEventMs = await firstEvent(target);
@@ -412,9 +434,19 @@ async function main(): Promise<void> {
           `round ${round} ${target.name}: first event ${firstEventMs.toFixed(2)} ms, stream RSS +${(big.rssGrowth / 2 ** 20).toFixed(1)} MB, upload RSS +${(up.rssGrowth / 2 ** 20).toFixed(1)} MB\n`,
         );
       }
-      // Latency at fixed rates: every target in one schedule, every proxy on CPU 1.
+      // Throughput in turns, then latency at fixed rates in one schedule: every proxy on CPU 1.
       for (const t of targets) if (t.pid) pin(t.pid, 1);
       for (const route of ROUTES) {
+        const measured = await throughputs(targets, route);
+        targets.forEach((target, i) => {
+          const r = perTarget.get(target.name)![route.name];
+          r.rps = measured[i].rps;
+          r.cpuUsPerReq = measured[i].cpuUsPerReq;
+          r.errors += measured[i].errors;
+        });
+        process.stderr.write(
+          `round ${round} ${route.name}: ${targets.map((t, i) => `${t.name} ${measured[i].rps.toFixed(0)} req/s ${measured[i].cpuUsPerReq.toFixed(0)} µs`).join(', ')}\n`,
+        );
         for (const [rate, p50, p99] of [
           [100, 'p50At100', 'p99At100'],
           [500, 'p50At500', 'p99At500'],
@@ -493,7 +525,7 @@ async function main(): Promise<void> {
     ).join('; ');
     const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round, target and route: ${SECONDS} s closed loop at 32 connections (autocannon); per round and route: ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over the closed-loop phase divided by the requests it answered. ${pinned ? 'In the closed loops the proxy being measured runs pinned to CPU 1; the load generator, the vendor and the proxies waiting their turn share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
+      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',
