@@ -12,11 +12,9 @@
  * waits 50 ms per event; the proxy's RSS growth while a 100 MiB stream passes down and while a 100 MiB multipart
  * upload passes up; and whether every byte arrived unchanged. All loops are bounded in count and time; loopback.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
 import autocannon from 'autocannon';
 import {
   cpuSnapshot,
@@ -29,6 +27,7 @@ import {
   writeSection,
   type ServerPair,
 } from './lib';
+import { pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
 import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -43,67 +42,16 @@ const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(',');
 const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
 const SSE_SAMPLES = 10;
 const VENDOR_KEY = 'sk-bench-vendor';
-const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat counts CPU time in 1/100 s
 
 type RouteName = (typeof HOT_ROUTES)[number]['name'];
 const ROUTES = HOT_ROUTES.filter((r) => !ONLY_ROUTES || ONLY_ROUTES.includes(r.name));
-
-/**
- * Pins a process (all its threads) to one CPU: the proxy under test gets CPU 1 to itself, while this load
- * generator and the vendor stand-in share CPU 0. Throughput then measures the proxy's own cost, not who won
- * the scheduler. No-op where taskset is missing (the table says which).
- */
-let pinned = true;
-function pin(pid: number, cpu: number): void {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
-  } catch {
-    pinned = false;
-  }
-}
-
-/** Starts a bench script that prints its port on its first stdout line. */
-function startScript(name: string, args: string[] = []): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(process.execPath, [path.join(__dirname, `${name}.js`), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve({ port: Number(d.toString().trim()), child }));
-    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
-  });
-}
-
-/** user + system CPU seconds of a process so far. */
-function cpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
 
 function rssBytes(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
 }
 
-interface Target {
-  name: string;
-  base: string;
-  /** The proxy process (none for direct). */
-  pid?: number;
-  headers: Record<string, string>;
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-
-/**
- * A route's headers as its vendor's SDK sends them: the anthropic SDK puts the key in `x-api-key`, the openai SDK in
- * `Authorization: Bearer` (Genway tells the vendors of the shared `/v1` paths apart by that header).
- */
-function routeHeaders(target: Target, route: { name: string }): Record<string, string> {
-  if (route.name !== 'chat') return target.headers;
-  const { 'x-api-key': key, ...rest } = target.headers;
-  return { ...rest, authorization: `Bearer ${key}` };
-}
 
 /** One request; resolves with its latency (ms) and body. */
 function once(
@@ -142,49 +90,6 @@ function fixedRate(targets: Target[], route: (typeof ROUTES)[number], rate: numb
     rate,
     seconds,
   );
-}
-
-/** One slice of closed loop at 32 connections: what it answered, in how long, and the proxy's CPU seconds meanwhile. */
-async function slice(target: Target, route: (typeof ROUTES)[number], seconds: number) {
-  const cpuBefore = target.pid ? cpuSeconds(target.pid) : 0;
-  const result = await autocannon({
-    url: `${target.base}${route.path}`,
-    method: 'POST',
-    headers: routeHeaders(target, route),
-    body: route.body,
-    connections: 32,
-    duration: seconds,
-  });
-  return {
-    done: result['2xx'],
-    seconds: result.duration,
-    cpu: target.pid ? cpuSeconds(target.pid) - cpuBefore : NaN,
-    errors: result.non2xx + result.errors,
-  };
-}
-
-/**
- * Requests/s at 32 connections for every target, in SLICES one-second slices taken in turns (A B C D A B C D ...):
- * noise on this shared machine comes in bursts of seconds, which a 5 s run of each target after the other meets
- * in one target's run only, and turns spread over all of them alike. Every proxy stays pinned to CPU 1 (an idle
- * one's timers take a fraction of a per cent of it), so none is measured on caches just moved.
- */
-async function throughputs(targets: Target[], route: (typeof ROUTES)[number]) {
-  const sums = targets.map(() => ({ done: 0, seconds: 0, cpu: 0, errors: 0 }));
-  for (let i = 0; i < SLICES; i++) {
-    for (const [t, target] of targets.entries()) {
-      const r = await slice(target, route, SECONDS / SLICES);
-      sums[t].done += r.done;
-      sums[t].seconds += r.seconds;
-      sums[t].cpu += r.cpu;
-      sums[t].errors += r.errors;
-    }
-  }
-  return sums.map((sum) => ({
-    rps: sum.done / sum.seconds,
-    cpuUsPerReq: (sum.cpu * 1e6) / sum.done,
-    errors: sum.errors,
-  }));
 }
 
 /** Time to the first event of a stream whose vendor waits 50 ms before each event. */
@@ -437,7 +342,7 @@ async function main(): Promise<void> {
       // Throughput in turns, then latency at fixed rates in one schedule: every proxy on CPU 1.
       for (const t of targets) if (t.pid) pin(t.pid, 1);
       for (const route of ROUTES) {
-        const measured = await throughputs(targets, route);
+        const measured = await throughputs(targets, route, SECONDS, SLICES);
         targets.forEach((target, i) => {
           const r = perTarget.get(target.name)![route.name];
           r.rps = measured[i].rps;
@@ -525,7 +430,7 @@ async function main(): Promise<void> {
     ).join('; ');
     const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
+      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again each time it moves onto CPU 1. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',

@@ -30,11 +30,15 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts `node dist/main.js <args>` (access logs at warn, as a busy deployment would) and waits for /healthz. */
-export async function startServer(args: string[], env: Record<string, string> = {}): Promise<Server> {
+export async function startServer(
+  args: string[],
+  env: Record<string, string> = {},
+  main = MAIN,
+): Promise<Server> {
   const port = await freePort();
   // BENCH_NODE_FLAGS: V8 / Node flags for Genway alone (an A/B of a runtime setting; the bare pipe keeps the defaults).
   const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...flags, MAIN, ...args], {
+  const child = spawn(process.execPath, [...flags, main, ...args], {
     env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'warn', GENWAY_ADMIN_TOKEN: ADMIN, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -239,7 +243,7 @@ export interface CpuSnapshot {
   ours: number;
 }
 
-function procCpuSeconds(pid: number): number {
+export function procCpuSeconds(pid: number): number {
   try {
     const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, USER_HZ = 100
