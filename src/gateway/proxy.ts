@@ -268,6 +268,8 @@ function upstreamHeaders(
 interface HeldBody {
   status: number;
   head: VendorHead;
+  /** Null when a transform changes the bytes (no length holds), else undefined (the vendor's). */
+  length: null | undefined;
   statusMessage: string;
   chunks: Buffer[];
   size: number;
@@ -376,13 +378,13 @@ class Forwarding implements LegacyHandler {
     if (this.closed) return;
     const head = readHead(raw);
     // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
-    let length: number | null | undefined;
+    let length: null | undefined;
     if (options.transform && status < 300 && isPlainEventStream(head)) {
       this.transform = options.transform;
       length = null;
     }
     if (options.rewriteBody && status < 300 && !head.encoded) {
-      this.held = { status, head, statusMessage, chunks: [], size: 0 };
+      this.held = { status, head, length, statusMessage, chunks: [], size: 0 };
       return;
     }
     this.writeHead(status, statusMessage, head, length);
@@ -468,7 +470,7 @@ class Forwarding implements LegacyHandler {
   private writeHeld(rewritten?: Buffer): void {
     const h = this.held!;
     this.held = null;
-    this.writeHead(h.status, h.statusMessage, h.head, rewritten?.length);
+    this.writeHead(h.status, h.statusMessage, h.head, rewritten ? rewritten.length : h.length);
     for (const chunk of h.chunks) this.tap?.(chunk);
     if (rewritten) this.res.write(rewritten);
     else for (const chunk of h.chunks) this.res.write(chunk);
