@@ -72,14 +72,25 @@ export function unpackRow(packed: string): RollupRow {
   return row;
 }
 
+const DAY_MS = 86_400_000;
+/** The UTC day last asked for: every posting asks, nearly always for today (no Date and ISO string per call). */
+let lastDay = { from: 0, to: 0, iso: '1970-01-01' };
+
+function isoDay(at: number): string {
+  if (at >= lastDay.from && at < lastDay.to) return lastDay.iso;
+  const from = Math.floor(at / DAY_MS) * DAY_MS;
+  lastDay = { from, to: from + DAY_MS, iso: new Date(at).toISOString().slice(0, 10) };
+  return lastDay.iso;
+}
+
 /** UTC day `YYYY-MM-DD` of a time in ms. */
 export function dayOf(at: number): string {
-  return new Date(at).toISOString().slice(0, 10);
+  return isoDay(at);
 }
 
 /** UTC month `YYYY-MM` of a time in ms. */
 export function monthOf(at: number): string {
-  return new Date(at).toISOString().slice(0, 7);
+  return isoDay(at).slice(0, 7);
 }
 
 /** The spend (gateway and tasks) a row holds, in micro-USD. */
