@@ -27,7 +27,7 @@ import {
 } from './lib';
 import { HOT_ROUTES } from './upstream-data';
 
-const WARM = Number(process.env.BENCH_WARM_CALLS ?? 3000);
+const WARM = Number(process.env.BENCH_WARM_CALLS ?? 8000);
 const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 /** Windows of CALLS calls per route and target: the median window is reported (a JIT compile or a major GC lands in one). */
 const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 5);
