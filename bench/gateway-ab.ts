@@ -4,9 +4,22 @@
  * the same vendor stand-in, in one run. The three proxies stay pinned to CPU 1 and take their closed-loop slices in
  * turns (bench/proxies.ts), so a change's cost is read against the same seconds of this shared machine. Prints a
  * table (docs/performance.md quotes it where a change is measured); bounded: ROUNDS x routes x 3 x SECONDS.
+ * BENCH_AB_REDIS=1 runs both on Redis (each its own key prefix); BENCH_PRICED=1 prices the bench's models, so every
+ * call is metered, balance-checked and charged as in a deployment that bills its users.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { benchKey, machineNote, median, startServer, type Server } from './lib';
+import {
+  BENCH_SECRETS_KEY,
+  benchKey,
+  dropPrefix,
+  machineNote,
+  median,
+  REDIS_URL,
+  startServer,
+  type Server,
+} from './lib';
 import { pin, startScript, throughputs, type Target } from './proxies';
 import { HOT_ROUTES } from './upstream-data';
 
@@ -14,6 +27,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const VENDOR_KEY = 'sk-bench-vendor';
+const ON_REDIS = process.env.BENCH_AB_REDIS === '1';
+const PRICED = process.env.BENCH_PRICED === '1';
+/** Prices of the stand-in's models (the bench answers name claude-bench and gpt-bench). */
+const PRICE = { inputPerMTokUsd: 3, outputPerMTokUsd: 15 };
 
 async function main(): Promise<void> {
   const other = process.argv[2];
@@ -29,10 +46,23 @@ async function main(): Promise<void> {
     GENWAY_OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     OPENAI_API_KEY: VENDOR_KEY,
   };
+  const prefixes = [`genway-bench-ab-this-${Date.now()}`, `genway-bench-ab-other-${Date.now()}`];
+  const configFile = path.join(os.tmpdir(), `genway-bench-ab-${process.pid}.json`);
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({ gateway: { prices: { 'claude-bench': PRICE, 'gpt-bench': PRICE } } }),
+  );
+  const envOf = (prefix: string) => ({
+    ...env,
+    ...(PRICED ? { GENWAY_CONFIG: configFile } : {}),
+    ...(ON_REDIS ? { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix } : {}),
+  });
   const servers: Server[] = [];
   try {
-    servers.push(await startServer(['serve'], env));
-    servers.push(await startServer(['serve'], env, path.join(path.resolve(other), 'dist', 'main.js')));
+    servers.push(await startServer(['serve'], envOf(prefixes[0])));
+    servers.push(
+      await startServer(['serve'], envOf(prefixes[1]), path.join(path.resolve(other), 'dist', 'main.js')),
+    );
     const [thisOne, otherOne] = servers;
     const genway = async (name: string, server: Server): Promise<Target> => {
       const key = await benchKey(server.base);
@@ -73,7 +103,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(
       [
-        `${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, all three proxies pinned to CPU 1, the load generator and the vendor on CPU 0; ratios of requests/s per round, medians. This checkout: ${machine}; other: ${path.resolve(other)}.`,
+        `Both ${ON_REDIS ? 'on Redis' : 'embedded'}, ${PRICED ? "the bench's models priced (every call metered, balance-checked and charged)" : 'models unpriced'}. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, all three proxies pinned to CPU 1, the load generator and the vendor on CPU 0; ratios of requests/s per round, medians. This checkout: ${machine}; other: ${path.resolve(other)}.`,
         '',
         '| route | this / other (per round) | this / bare | other / bare | CPU µs/req bare / this / other |',
         '| - | - | - | - | - |',
@@ -83,6 +113,8 @@ async function main(): Promise<void> {
     );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
+    fs.rmSync(configFile, { force: true });
+    if (ON_REDIS) for (const prefix of prefixes) await dropPrefix(prefix);
     upstream.child.kill();
     bare.child.kill();
   }
