@@ -364,10 +364,15 @@ describe.each(adapters.map((a) => [a.name, a] as const))('KeyGate contract (%s)'
 
   test('tokens refill at the configured rate', async () => {
     const pass = await live('r');
-    const limit = { ratePerSec: 50, burst: 1 };
+    // 4/s: a token every 250 ms, so the refusal holds on a loaded machine (at 50/s, a 20 ms stall between the two
+    // calls refilled the bucket and failed a CI run); the retry advice says when the next token is due.
+    const limit = { ratePerSec: 4, burst: 1 };
     expect(decision(await pass(limit)).allowed).toBe(true);
-    expect(decision(await pass(limit)).allowed).toBe(false);
-    await new Promise((r) => setTimeout(r, 60)); // 50/s: a token every 20 ms
+    const refused = decision(await pass(limit));
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(250);
+    await new Promise((r) => setTimeout(r, 300));
     expect(decision(await pass(limit)).allowed).toBe(true);
   });
 
