@@ -38,7 +38,8 @@ function alive(pid: number): boolean {
 
 /**
  * Gateway charges that outlive a store outage and a process crash (Redis mode). Each priced call's charge is written
- * to a local journal (one synchronous append: in the page cache, so it survives the process) before it is posted;
+ * to a local journal (one synchronous append per turn of the event loop for all the calls that ended in it: in the
+ * page cache, so it survives the process) before its response ends and before it is posted;
  * a charge the store did not take stays in memory and in the journal and is posted again every second until it is
  * in. The ledger is idempotent by reference, so a charge whose reply was lost is never taken twice.
  *
@@ -56,6 +57,10 @@ export class ChargeJournal {
   private readonly posting = new Map<string, Promise<void>>();
   private readonly timer: NodeJS.Timeout;
   private failing = false;
+  /** Charges waiting for this turn's append, and that append. */
+  private queued: Charge[] = [];
+  private appending: Promise<void> | undefined;
+  private closed = false;
 
   constructor(
     private readonly dir: string,
@@ -70,11 +75,46 @@ export class ChargeJournal {
     this.timer = setInterval(() => this.maintain(), MAINTAIN_MS).unref();
   }
 
-  /** Journals the charge, then posts it; resolves when posted or left for the retries (never rejects). */
+  /**
+   * Journals the charge, then posts it; resolves when posted or left for the retries (never rejects). The line is
+   * appended with the charges of every other response that ended in this turn of the event loop, in one write
+   * (one synchronous write per call was a tenth of a priced call's CPU on Redis): the caller holds its response's
+   * end until `written()` settles, so no response ends before its charge is in the journal.
+   */
   charge(charge: Charge): Promise<void> {
-    fs.writeSync(this.fd, `${JSON.stringify(charge)}\n`);
     this.outstanding.set(charge.reference, charge);
-    return this.attempt(charge);
+    this.queued.push(charge);
+    return this.append().then(() => {
+      // maintain() may have posted it meanwhile (it retries whatever is outstanding): one post at a time.
+      const inFlight = this.posting.get(charge.reference);
+      if (inFlight) return inFlight;
+      return this.outstanding.has(charge.reference) ? this.attempt(charge) : undefined;
+    });
+  }
+
+  /** Settles once every charge taken so far is in the journal; undefined when none is waiting. */
+  written(): Promise<void> | undefined {
+    return this.appending;
+  }
+
+  /** The one append of this turn of the event loop (a failed write leaves the charges to the next rewrite). */
+  private append(): Promise<void> {
+    this.appending ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        const lines = this.queued.map((c) => `${JSON.stringify(c)}\n`).join('');
+        this.queued = [];
+        this.appending = undefined;
+        if (!this.closed) {
+          try {
+            fs.writeSync(this.fd, lines);
+          } catch (err) {
+            this.logger.error({ err }, 'appending to the charge journal failed; the next rewrite keeps them');
+          }
+        }
+        resolve();
+      }),
+    );
+    return this.appending;
   }
 
   /** Charges journaled and not yet confirmed. */
@@ -194,7 +234,9 @@ export class ChargeJournal {
    */
   async close(graceMs = 2_000): Promise<void> {
     clearInterval(this.timer);
+    await this.appending;
     await withinGrace(Promise.allSettled(this.posting.values()), graceMs);
+    this.closed = true;
     this.rewrite();
     fs.closeSync(this.fd);
     if (this.outstanding.size === 0) {

@@ -636,8 +636,8 @@ export function createGateway({
     let tap: UsageTap | null = null;
     let watch: ((chunk: Buffer) => void) | undefined;
     /**
-     * Meters the tap's readings and charges their price, once. The charge is journaled synchronously; what this
-     * returns settles when the readings are in hand (a compressed body is read asynchronously), not when posted.
+     * Meters the tap's readings and charges their price, once. What this returns settles when the readings are in
+     * hand (a compressed body is read asynchronously) and the charge is in the journal (Redis mode), not when posted.
      */
     let recorded = false;
     function recordUsage(): Promise<void> | undefined {
@@ -654,10 +654,16 @@ export function createGateway({
           : account(upstream, auth, model, readings);
         posted?.catch(failed);
       };
+      // The charge is in the journal (Redis mode) before the response ends: what `written()` returns settles then.
       try {
         const readings = t.finish();
-        if (Array.isArray(readings)) record(readings);
-        else return readings.then(record, failed);
+        if (!Array.isArray(readings))
+          return readings.then((r) => {
+            record(r);
+            return journal?.written();
+          }, failed);
+        record(readings);
+        return journal?.written();
       } catch (err) {
         failed(err);
       }

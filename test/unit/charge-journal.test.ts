@@ -53,6 +53,22 @@ describe('ChargeJournal', () => {
     expect(logs.text).toContain('gateway charges are being posted again');
   });
 
+  test('the charges of one turn of the event loop are appended together, and written() settles once they are in', async () => {
+    const journal = new ChargeJournal(dir, async () => undefined, logger());
+    const a = { accountId: 'acct_1', micros: 1, reference: 'llm:t1' };
+    const b = { accountId: 'acct_1', micros: 2, reference: 'llm:t2' };
+    const posted = [journal.charge(a), journal.charge(b)];
+    const written = journal.written();
+    expect(written).toBeDefined();
+    expect(lines(dir)).toEqual([]); // not yet: the append comes once this turn's calls are done
+    await written;
+    expect(lines(dir)).toEqual([a, b]);
+    expect(journal.written()).toBeUndefined(); // nothing waiting
+    await Promise.all(posted);
+    expect(journal.pending).toBe(0);
+    await journal.close();
+  });
+
   test('a charge the ledger refuses for good (ApiError) is dropped, not retried forever', async () => {
     let calls = 0;
     const journal = new ChargeJournal(
