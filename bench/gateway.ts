@@ -15,7 +15,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import autocannon from 'autocannon';
 import {
   cpuSnapshot,
   machineNote,
@@ -27,7 +26,7 @@ import {
   writeSection,
   type ServerPair,
 } from './lib';
-import { pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
+import { closedLoop, pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
 import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -285,16 +284,7 @@ async function main(): Promise<void> {
     // Every target runs each route for a while first, unmeasured: the rounds compare JIT-warm processes, not how
     // quickly each one's code gets optimised.
     const warm = async (target: Target, seconds: number) => {
-      for (const route of ROUTES) {
-        await autocannon({
-          url: `${target.base}${route.path}`,
-          method: 'POST',
-          headers: routeHeaders(target, route),
-          body: route.body,
-          connections: 32,
-          duration: seconds,
-        });
-      }
+      for (const route of ROUTES) await closedLoop(target, route, seconds);
     };
     for (const target of targets) {
       onStage(target);

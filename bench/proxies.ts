@@ -57,10 +57,9 @@ export function routeHeaders(target: Target, route: { name: string }): Record<st
   return { ...rest, authorization: `Bearer ${key}` };
 }
 
-/** One slice of closed loop at 32 connections: what it answered, in how long, and the proxy's CPU seconds meanwhile. */
-async function slice(target: Target, route: Route, seconds: number) {
-  const cpuBefore = target.pid ? procCpuSeconds(target.pid) : 0;
-  const result = await autocannon({
+/** A closed loop at 32 connections on one route of the target, as its vendor's SDK sends it. */
+export function closedLoop(target: Target, route: Route, seconds: number) {
+  return autocannon({
     url: `${target.base}${route.path}`,
     method: 'POST',
     headers: routeHeaders(target, route),
@@ -68,6 +67,12 @@ async function slice(target: Target, route: Route, seconds: number) {
     connections: 32,
     duration: seconds,
   });
+}
+
+/** One slice of closed loop: what it answered, in how long, and the proxy's CPU seconds meanwhile. */
+async function slice(target: Target, route: Route, seconds: number) {
+  const cpuBefore = target.pid ? procCpuSeconds(target.pid) : 0;
+  const result = await closedLoop(target, route, seconds);
   return {
     done: result['2xx'],
     seconds: result.duration,

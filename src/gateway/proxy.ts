@@ -362,7 +362,7 @@ class Forwarding implements LegacyHandler {
   onError(err: Error): void {
     if (this.closed || err instanceof ClientGone) return;
     const key = this.options.key;
-    if (key && this.exchange.headers === undefined && !this.res.headersSent) {
+    if (key && !this.answered) {
       const { code, outcome } = errorOutcomeOf(err);
       this.options.upstream.pool.settle(key, outcome, { requestId: this.options.requestId, tryNo: 1, code });
     }
@@ -434,7 +434,7 @@ class Forwarding implements LegacyHandler {
   failed(err: Error): void {
     const { res, options } = this;
     // Upstream cut or silent mid-body: the client's stream is cut too, never completed with a made-up end.
-    if (this.exchange.headers !== undefined || res.headersSent) {
+    if (this.answered) {
       res.destroy();
       return;
     }
