@@ -7,6 +7,8 @@ import { createCatalog, type Catalog } from './catalog';
 import { systemClock, type Clock } from './clock';
 import type { Config } from './config';
 import { FileSigner } from './files/signer';
+import { join } from 'node:path';
+import { GatewayCharges } from './gateway/charges';
 import { createGateway, type Gateway } from './gateway/router';
 import { createScheduler } from './store';
 import { type Scheduler } from './jobs';
@@ -46,6 +48,8 @@ export interface Services {
   webhookSecrets: WebhookSecrets;
   deliveries: DeliveryEngine;
   gateway: Gateway;
+  /** Priced gateway calls' prices, posted as tabs (and journaled, Redis mode): src/gateway/charges.ts. */
+  charges: GatewayCharges;
   budgets: Budgets;
   budgetGuard: BudgetGuard;
   usageReports: UsageReports;
@@ -126,13 +130,34 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     ttlMs: config.batches.ttlMs,
   });
   const tracing = createTracing(config.tracing, logger);
+  // Priced gateway calls go on per-key tabs posted every chargeFlushMs; until then they are owed, and the guards
+  // below count what is owed as spent. Redis mode journals them locally until the ledger has them (an outage, a
+  // crash); the embedded store lives in this process.
+  const charges = new GatewayCharges({
+    post: ({ accountId, micros, reference, keyId, model, at }) =>
+      accounts.chargeAtMost(
+        accountId,
+        micros,
+        reference,
+        keyId === undefined ? undefined : { keyId, model: model ?? 'unknown', source: 'gateway' },
+        at,
+      ),
+    logger,
+    flushMs: config.gateway.chargeFlushMs,
+    journalDir: config.store.redisUrl
+      ? join(config.gateway.chargeJournalDir, config.store.prefix)
+      : undefined,
+  });
+  // Reads of a balance, budget or ledger through this process see its calls: their tabs are posted first.
+  accounts.settleWith((accountId) => charges.settle(accountId));
   // Each process holds the budgets of active accounts, read again each second: a crossing posted here and a budget
   // set here hold at once (embedded mode: every posting and change is here), other replicas' within the second.
-  const budgetGuard = new BudgetGuard(store.accounts, clock, 1000);
-  const budgets = new Budgets(store.accounts, clock, budgetGuard);
+  const budgetGuard = new BudgetGuard(store.accounts, clock, 1000, charges);
+  const budgets = new Budgets(store.accounts, clock, budgetGuard, (accountId) => charges.settle(accountId));
   accounts.onBudgetEvent((event) => budgetGuard.note(event));
-  // The same for the balance a priced gateway call needs: a balance seen above zero admits without a read.
-  const balanceGuard = new BalanceGuard(store.accounts, clock, 1000);
+  accounts.onSpend((accountId, keyId, micros, at) => budgetGuard.spent(accountId, keyId, micros, at));
+  // The same for the balance a priced gateway call needs: a balance seen above what is owed admits without a read.
+  const balanceGuard = new BalanceGuard(store.accounts, clock, 1000, charges);
   accounts.onBalance((accountId, micros) => balanceGuard.note(accountId, micros));
   accounts.onBudgetEvent(
     budgetNotifier({ accounts, deliveries, logger, defaultUrl: config.budgets.webhookUrl ?? null }),
@@ -146,6 +171,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     tracing,
     budgetGuard,
     balanceGuard,
+    charges,
   });
   const usageReports = new UsageReports(store.accounts, clock, () => gateway.flushUsage());
   const recentStats = new RecentStats(metrics, store.recentStats, clock, config.stats.stepMs, logger);
@@ -168,6 +194,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     webhookSecrets,
     deliveries,
     gateway,
+    charges,
     budgets,
     budgetGuard,
     usageReports,
@@ -186,6 +213,7 @@ export async function closeServices(
   jobsGraceMs?: number,
 ): Promise<{ abandoned: boolean }> {
   await services.gateway.close();
+  await services.charges.close();
   await services.recentStats.close();
   // The spans of the calls just ended go out before the process does.
   await services.tracing

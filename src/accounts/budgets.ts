@@ -57,6 +57,17 @@ export function budgetView(state: BudgetState, now: number): BudgetView {
 }
 
 /**
+ * What this replica's gateway has served and not yet seen posted (src/gateway/charges.ts): the guards count it as
+ * spent, so a call that empties a balance or crosses a budget refuses the next one here at once.
+ */
+export interface Owed {
+  byAccount(accountId: string): number;
+  byKey(keyId: string): number;
+}
+
+const NOTHING_OWED: Owed = { byAccount: () => 0, byKey: () => 0 };
+
+/**
  * The gateway's budget check at the start of a call, without a store round trip per call (Redis mode): each
  * replica holds every active account's budgets and period spend, read again in the background once they are older
  * than `freshMs`, and moved on at once by what its own postings report (a hard budget crossed) and by budgets set
@@ -75,6 +86,7 @@ export class BudgetGuard {
     store: Pick<AccountStore, 'budgetStates'>,
     private readonly clock: Clock,
     freshMs: number,
+    private readonly owed: Owed = NOTHING_OWED,
   ) {
     this.reads = new FreshReads((accountId, now) => store.budgetStates(accountId, now), clock, freshMs);
   }
@@ -98,6 +110,20 @@ export class BudgetGuard {
     }
   }
 
+  /**
+   * A posting of this replica with this spend (a refund's is negative) was applied at `at`: the budgets it counts
+   * against move at once, as the store moved them (a read under way keeps this view).
+   */
+  spent(accountId: string, keyId: string, micros: number, at: number): void {
+    const states = this.reads.changed(accountId);
+    if (!states) return;
+    const mine = keyScope(keyId);
+    for (const state of states) {
+      if ((state.scope === accountScope || state.scope === mine) && budgetCurrent(state, at))
+        state.spentMicros += micros;
+    }
+  }
+
   /** A budget of the account changed on this replica: read it again on its next call. */
   forget(accountId: string): void {
     this.reads.forget(accountId);
@@ -109,23 +135,31 @@ export class BudgetGuard {
     for (const state of states) {
       if (state.scope !== accountScope && state.scope !== mine) continue;
       if (!budgetCurrent(state, now)) continue; // a new period (nothing spent yet), or outside its window
-      if (state.spentMicros >= state.limitMicros) throw budgetError(state);
+      const owed =
+        state.scope === accountScope ? this.owed.byAccount(auth.accountId) : this.owed.byKey(auth.keyId);
+      if (state.spentMicros + owed >= state.limitMicros)
+        throw budgetError(owed ? { ...state, spentMicros: state.spentMicros + owed } : state);
     }
   }
 }
 
 /**
  * The gateway's balance check (a call to a priced model needs a balance left; what it costs is known once it ran),
- * without a store round trip per call. A balance this replica last saw above zero admits at once, and is read again
- * in the background once older than `freshMs`; one it saw at zero or below, or never, is read before the call, so
- * credits count at the next call. Every posting through this replica (gateway charges, credits, refunds) moves its
+ * without a store round trip per call. A balance this replica last saw above what its gateway owes (served, not yet
+ * posted) admits at once, and is read again in the background once older than `freshMs`; one it saw at or below
+ * that, or never, is read before the call, so credits count at the next call. Every posting through this replica (gateway charges, credits, refunds) moves its
  * view at once; a balance drained elsewhere (another replica, a task charged by the store) is seen within `freshMs`,
  * and a call admitted meanwhile is charged what is left: nothing (docs/decisions.md).
  */
 export class BalanceGuard {
   private readonly reads: FreshReads<number>;
 
-  constructor(store: Pick<AccountStore, 'balanceMicros'>, clock: Clock, freshMs: number) {
+  constructor(
+    store: Pick<AccountStore, 'balanceMicros'>,
+    clock: Clock,
+    freshMs: number,
+    private readonly owed: Owed = NOTHING_OWED,
+  ) {
     this.reads = new FreshReads(
       async (accountId) => (await store.balanceMicros(accountId)) ?? 0,
       clock,
@@ -136,9 +170,9 @@ export class BalanceGuard {
   /** Throws 402 when the account has no balance left; a promise only when it must read first. */
   check(accountId: string): Promise<void> | undefined {
     const known = this.reads.freshMs === 0 ? undefined : this.reads.peek(accountId);
-    if (known !== undefined && known > 0) return undefined;
+    if (known !== undefined && known > this.owed.byAccount(accountId)) return undefined;
     return this.reads.read(accountId).then((micros) => {
-      if (micros <= 0) {
+      if (micros <= this.owed.byAccount(accountId)) {
         throw new ApiError(
           'insufficient_balance',
           'Insufficient balance: this account has no balance left for metered models',
@@ -168,6 +202,8 @@ export class Budgets {
     private readonly store: AccountStore,
     private readonly clock: Clock,
     private readonly guard: BudgetGuard,
+    /** Posts what this process's gateway owes the account, so a budget's spend counts this replica's calls. */
+    private readonly settle: (accountId: string) => Promise<void> = () => Promise.resolve(),
   ) {}
 
   async set(accountId: string, scope: BudgetScope, input: BudgetInput): Promise<BudgetView> {
@@ -208,7 +244,8 @@ export class Budgets {
       .map((s) => budgetView(s, now));
   }
 
-  private list(accountId: string): Promise<BudgetState[]> {
+  private async list(accountId: string): Promise<BudgetState[]> {
+    await this.settle(accountId);
     return this.store.budgetStates(accountId, this.clock.now());
   }
 }

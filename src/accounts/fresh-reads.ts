@@ -4,6 +4,8 @@ interface Entry<T> {
   readAt: number;
   value: T | undefined;
   loading?: Promise<T>;
+  /** Counts this replica's changes without a read (set, changed): a read begun before one is older than the value. */
+  changes: number;
 }
 
 /**
@@ -35,14 +37,18 @@ export class FreshReads<T> {
     let entry = this.known.get(accountId);
     if (!entry) {
       if (this.known.size >= this.max) this.known.clear();
-      entry = { readAt: -Infinity, value: undefined };
+      entry = { readAt: -Infinity, value: undefined, changes: 0 };
       this.known.set(accountId, entry);
     }
     const target = entry;
     if (target.loading) return target.loading;
     const startedAt = this.clock.now();
+    const changes = target.changes;
     target.loading = this.load(accountId, startedAt)
       .then((value) => {
+        // A posting of this replica that landed while the read was under way may be missing from what it read: the
+        // value this replica moved stays, and the next call reads again.
+        if (target.changes !== changes) return target.value ?? value;
         target.value = value;
         target.readAt = startedAt;
         return value;
@@ -54,11 +60,21 @@ export class FreshReads<T> {
   /** What this replica learnt without a read (its own posting): it holds until the next read. */
   set(accountId: string, value: T): void {
     const entry = this.known.get(accountId);
-    if (entry) entry.value = value;
-    else {
+    if (entry) {
+      entry.value = value;
+      entry.changes++;
+    } else {
       if (this.known.size >= this.max) this.known.clear();
-      this.known.set(accountId, { readAt: this.clock.now(), value });
+      this.known.set(accountId, { readAt: this.clock.now(), value, changes: 1 });
     }
+  }
+
+  /** The value last read, after this replica changed it in place (a read under way then must not replace it). */
+  changed(accountId: string): T | undefined {
+    const entry = this.known.get(accountId);
+    if (entry === undefined) return undefined;
+    entry.changes++;
+    return entry.value;
   }
 
   forget(accountId: string): void {

@@ -98,6 +98,14 @@ export class AccountsService {
   private readonly touched = new Map<string, number>();
   private readonly budgetListeners: ((event: BudgetEvent) => void)[] = [];
   private readonly balanceListeners: ((accountId: string, balanceMicros: number) => void)[] = [];
+  private readonly spendListeners: ((
+    accountId: string,
+    keyId: string,
+    micros: number,
+    at: number,
+  ) => void)[] = [];
+  /** Posts what this process owes an account (or every account) before its balance or ledger is read. */
+  private settle: (accountId?: string) => Promise<void> = () => Promise.resolve();
 
   constructor(
     private readonly store: AccountStore,
@@ -122,7 +130,16 @@ export class AccountsService {
     return { accountId };
   }
 
+  /**
+   * What the balance and ledger reads below wait for first: the gateway's charges this process has served and not
+   * yet posted (src/gateway/charges.ts), so a read through a replica sees that replica's calls.
+   */
+  settleWith(settle: (accountId?: string) => Promise<void>): void {
+    this.settle = settle;
+  }
+
   async describeAccount(accountId: string) {
+    await this.settle(accountId);
     const account = await this.requireAccount(accountId);
     const [balance, keys] = await Promise.all([
       this.store.balanceMicros(accountId),
@@ -141,6 +158,7 @@ export class AccountsService {
 
   /** GET /admin/v1/accounts: every account with its balance. */
   async listAccounts() {
+    await this.settle();
     const accounts = await this.store.listAccounts();
     return accounts.map(({ balanceMicros, ...a }) => ({ ...a, balanceUsd: microsToUsd(balanceMicros) }));
   }
@@ -326,6 +344,7 @@ export class AccountsService {
   }
 
   async balanceUsd(accountId: string): Promise<number> {
+    await this.settle(accountId);
     return microsToUsd((await this.store.balanceMicros(accountId)) ?? 0);
   }
 
@@ -348,9 +367,11 @@ export class AccountsService {
     amountMicros: number,
     reference: string,
     usage?: UsageAttribution,
+    /** When it was spent (the day it counts in); now by default. */
+    at?: number,
   ): Promise<LedgerEntry | null> {
     try {
-      return await this.post({ accountId, kind: 'charge', amountMicros, reference, usage, atMost: true });
+      return await this.post({ accountId, kind: 'charge', amountMicros, reference, usage, atMost: true }, at);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'insufficient_balance') return null;
       throw err;
@@ -367,7 +388,8 @@ export class AccountsService {
     return this.post({ accountId, kind: 'refund', amountMicros, reference, usage });
   }
 
-  ledger(accountId: string): Promise<LedgerEntry[]> {
+  async ledger(accountId: string): Promise<LedgerEntry[]> {
+    await this.settle(accountId);
     return this.store.ledger(accountId);
   }
 
@@ -381,6 +403,11 @@ export class AccountsService {
     this.balanceListeners.push(listener);
   }
 
+  /** Called with the spend of each charge or refund with a usage attribution posted through this service. */
+  onSpend(listener: (accountId: string, keyId: string, micros: number, at: number) => void): void {
+    this.spendListeners.push(listener);
+  }
+
   private balanceIs(accountId: string, balanceMicros: number): void {
     for (const listener of this.balanceListeners) listener(accountId, balanceMicros);
   }
@@ -391,14 +418,20 @@ export class AccountsService {
     for (const event of events) for (const listener of this.budgetListeners) listener(event);
   }
 
-  private async post(request: Omit<PostRequest, 'at'>): Promise<LedgerEntry> {
-    const { accountId, amountMicros } = request;
-    const result = await this.store.post({ ...request, at: this.clock.now() });
+  private async post(request: Omit<PostRequest, 'at'>, at = this.clock.now()): Promise<LedgerEntry> {
+    const { accountId, amountMicros, usage } = request;
+    const result = await this.store.post({ ...request, at });
     switch (result.status) {
-      case 'applied':
+      case 'applied': {
+        const { entry } = result;
+        if (usage && entry.kind !== 'credit') {
+          const spent = entry.kind === 'refund' ? -entry.amountMicros : entry.amountMicros;
+          for (const listener of this.spendListeners) listener(accountId, usage.keyId, spent, at);
+        }
         this.budgetEvents(result.budgetEvents);
-        this.balanceIs(accountId, result.entry.balanceAfterMicros);
-        return result.entry;
+        this.balanceIs(accountId, entry.balanceAfterMicros);
+        return entry;
+      }
       case 'duplicate':
         return result.entry;
       case 'insufficient_balance':

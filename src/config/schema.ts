@@ -157,6 +157,11 @@ export const configSchema = z.strictObject({
     idleTimeoutMs: ms.positive(),
     maxRequestBytes: z.number().int().positive(),
     usageFlushMs: ms.positive(),
+    /**
+     * Priced calls' prices are summed per key and model and posted this often (src/gateway/charges.ts); it also paces
+     * the charge journal's rewrite, which other processes read as a sign of life after 10 s.
+     */
+    chargeFlushMs: ms.positive().max(5_000),
     /** Redis mode: where each process journals its charges until the ledger has them (see charge-journal.ts). */
     chargeJournalDir: z.string().min(1),
     objectTtlMs: ms.positive(),

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccountsService, AuthContext } from '../accounts/service';
@@ -20,7 +18,7 @@ import { watchKeyHealth, type VendorKey } from './key-pool';
 import type { VendorObjectStore } from './objects';
 import type { UsageStore } from './store';
 import type { TokenUsage } from './store';
-import { ChargeJournal, type Charge } from './charge-journal';
+import type { GatewayCharges } from './charges';
 import { UsageMeter } from './meter';
 import type { ObjectOwner } from './objects';
 import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
@@ -51,6 +49,8 @@ export interface GatewayDeps {
   budgetGuard?: BudgetGuard;
   /** Refuses a call to a priced model once the account's balance is spent. */
   balanceGuard: BalanceGuard;
+  /** Where priced calls' prices go: tabs posted to the ledger (and journaled, Redis mode). */
+  charges: GatewayCharges;
 }
 
 export interface Gateway {
@@ -59,7 +59,7 @@ export interface Gateway {
   handle(req: IncomingMessage, res: ServerResponse): void;
   /** An HTTP upgrade (the Responses WebSocket mode) on one of the gateway's paths. */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
-  /** Writes the usage summed so far to the store (read-your-writes for the admin usage endpoint). */
+  /** Writes the usage and charges summed so far to the store (read-your-writes for the usage reports). */
   flushUsage(): Promise<void>;
   /** Closes upstream connections and writes the last usage. */
   close(): Promise<void>;
@@ -281,6 +281,7 @@ export function createGateway({
   tracing,
   budgetGuard,
   balanceGuard,
+  charges,
 }: GatewayDeps): Gateway {
   const gateway = config.gateway;
   const upstreams = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
@@ -307,19 +308,6 @@ export function createGateway({
     new Set(Object.keys(gateway.prices)),
   );
   const objects = store.vendorObjects;
-  // Redis mode: charges are journaled locally and posted until the ledger has them (a Redis outage, a crash). The
-  // embedded store lives in this process: a charge it cannot take does not exist.
-  const post = ({ accountId, micros, reference, keyId, model }: Charge) =>
-    accounts.chargeAtMost(
-      accountId,
-      micros,
-      reference,
-      keyId === undefined ? undefined : { keyId, model: model ?? 'unknown', source: 'gateway' },
-    );
-  const journal = config.store.redisUrl
-    ? new ChargeJournal(join(gateway.chargeJournalDir, config.store.prefix), post, logger)
-    : undefined;
-  const charge = journal ? (c: Charge) => journal.charge(c) : post;
   const observeRequest = requestObserver(metrics);
   const admission = {
     accounts,
@@ -341,7 +329,7 @@ export function createGateway({
   ): Promise<void> {
     const micros = priceOf(undefined, readings, gateway.batchPriceFactor);
     if (micros > 0) {
-      await charge({
+      await charges.once({
         accountId: auth.accountId,
         micros,
         reference: `llm-batch:${upstream.name}:${billOnce}`,
@@ -380,24 +368,19 @@ export function createGateway({
       meter.add(upstream.name, auth, modelLabel(requestModel ?? r.model), r.usage, r.requests);
   }
 
-  /** Meters one call's readings and charges their price. */
+  /** Meters one call's readings and puts their price on its tab. */
   function account(
     upstream: Upstream,
     auth: AuthContext,
     requestModel: string | undefined,
     readings: UsageReading[],
-  ): Promise<unknown> | undefined {
+  ): void {
     meterAll(upstream, auth, requestModel, readings);
     const micros = priceOf(requestModel, readings);
-    if (micros <= 0) return undefined;
-    // The tokens are spent: take the price, or what is left of the balance (the next call is then refused).
-    return charge({
-      accountId: auth.accountId,
-      micros,
-      reference: `llm:${randomUUID()}`,
-      keyId: auth.keyId,
-      model: modelLabel(requestModel ?? readings[0]?.model),
-    });
+    // The tokens are spent: the price goes on the key and model's tab (the ledger then takes it, or what is left of
+    // the balance; the next call is refused once the balance is owed).
+    if (micros > 0)
+      charges.add(auth.accountId, auth.keyId, modelLabel(requestModel ?? readings[0]?.model), micros);
   }
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
@@ -649,10 +632,8 @@ export function createGateway({
       const record = (readings: UsageReading[]) => {
         if (!readings.length) return;
         call.span?.usage(readings);
-        const posted = billOnce
-          ? accountOnce(upstream, auth, readings, billOnce)
-          : account(upstream, auth, model, readings);
-        posted?.catch(failed);
+        if (billOnce) accountOnce(upstream, auth, readings, billOnce).catch(failed);
+        else account(upstream, auth, model, readings);
       };
       // The charge is in the journal (Redis mode) before the response ends: what `written()` returns settles then.
       try {
@@ -660,10 +641,10 @@ export function createGateway({
         if (!Array.isArray(readings))
           return readings.then((r) => {
             record(r);
-            return journal?.written();
+            return charges.written();
           }, failed);
         record(readings);
-        return journal?.written();
+        return charges.written();
       } catch (err) {
         failed(err);
       }
@@ -795,18 +776,14 @@ export function createGateway({
         idleTimeoutMs: gateway.idleTimeoutMs,
         connectTimeoutMs: gateway.connectTimeoutMs,
         logger,
-        onUsage: (auth, model, readings) =>
-          void account(upstream, auth, model, readings)?.catch((err: unknown) =>
-            logger.error({ err, vendor: upstream.name }, 'recording gateway usage failed'),
-          ),
+        onUsage: (auth, model, readings) => account(upstream, auth, model, readings),
       });
     },
-    flushUsage: () => meter.flush(),
+    flushUsage: () => Promise.all([meter.flush(), charges.settle()]).then(() => undefined),
     close: async () => {
       keyHealth?.close();
       await proxy.close();
       await meter.close();
-      await journal?.close();
     },
   };
 }

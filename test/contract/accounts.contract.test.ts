@@ -277,6 +277,51 @@ describe.each(adapters.map((a) => [a.name, a] as const))('AccountStore contract 
     expect((await store.accounts.ledger('acct_1')).map((e) => e.amountMicros)).toEqual([100, 30, 70]);
   });
 
+  test('budget levels are raised once per period each; a posting that jumps past both raises soft, then hard', async () => {
+    const at = Date.UTC(2026, 10, 26, 12);
+    const charge = (amountMicros: number, reference: string, keyId = 'key_1') =>
+      store.accounts.post({
+        accountId: 'acct_1',
+        kind: 'charge',
+        amountMicros,
+        reference,
+        at,
+        usage: { keyId, model: 'm', source: 'gateway' },
+      });
+    const levels = (r: Awaited<ReturnType<typeof charge>>) =>
+      r.status === 'applied'
+        ? (r.budgetEvents ?? []).map((e) => [e.scope, e.level, e.spentMicros])
+        : r.status;
+    await store.accounts.post({
+      accountId: 'acct_1',
+      kind: 'credit',
+      amountMicros: 1000,
+      reference: 'c',
+      at,
+    });
+    await store.accounts.setBudget('acct_1', 'key:key_1', {
+      period: 'day',
+      limitMicros: 100,
+      softPercent: 50,
+    });
+    await store.accounts.setBudget('acct_1', 'key:key_2', {
+      period: 'day',
+      limitMicros: 100,
+      softPercent: 50,
+    });
+
+    expect(levels(await charge(60, 'a'))).toEqual([['key:key_1', 'soft', 60]]);
+    expect(levels(await charge(10, 'b'))).toEqual([]);
+    expect(levels(await charge(30, 'c'))).toEqual([['key:key_1', 'hard', 100]]);
+    expect(levels(await charge(5, 'd'))).toEqual([]);
+    // One posting from nothing to past the limit (a tab of many calls): both alerts, in order.
+    expect(levels(await charge(150, 'e', 'key_2'))).toEqual([
+      ['key:key_2', 'soft', 150],
+      ['key:key_2', 'hard', 150],
+    ]);
+    expect(levels(await charge(5, 'f', 'key_2'))).toEqual([]);
+  });
+
   test('posting to an unknown account is refused', async () => {
     expect(
       await store.accounts.post({

@@ -79,4 +79,49 @@ describe('BalanceGuard', () => {
     await new Promise((r) => setImmediate(r));
     expect(await refusal(guard.check(accountId))).toEqual([402, 'insufficient_balance']);
   });
+
+  test('what this replica served and has not yet posted counts: the call that owes the balance refuses the next, before any posting', async () => {
+    const { accounts, accountId, store, reads } = await setUp(1);
+    const owed = new Map<string, number>();
+    const guard = new BalanceGuard({ balanceMicros: (id) => store.balanceMicros(id) }, clock, 1000, {
+      byAccount: (id) => owed.get(id) ?? 0,
+      byKey: () => 0,
+    });
+    accounts.onBalance((id, micros) => guard.note(id, micros));
+    await guard.check(accountId);
+    owed.set(accountId, 999_999);
+    expect(guard.check(accountId)).toBeUndefined(); // a micro-dollar is still free
+    owed.set(accountId, 1_000_000);
+    expect(await refusal(guard.check(accountId))).toEqual([402, 'insufficient_balance']);
+    // Posted: the balance the posting reports is what is left, and nothing is owed any more.
+    await accounts.chargeAtMost(accountId, 1_000_000, 'llm:tab');
+    owed.delete(accountId);
+    expect(await refusal(guard.check(accountId))).toEqual([402, 'insufficient_balance']);
+    expect(reads()).toBe(0); // the counted store is setUp's; this guard read its own
+  });
+
+  test("a read under way when this replica's posting lands does not bring back the balance from before it", async () => {
+    const { store, accounts, accountId } = await setUp(1);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const guard = new BalanceGuard(
+      {
+        balanceMicros: async (id) => {
+          const micros = await store.balanceMicros(id); // read before the posting
+          await held;
+          return micros;
+        },
+      },
+      clock,
+      1000,
+    );
+    accounts.onBalance((id, micros) => guard.note(id, micros));
+    const reading = guard.check(accountId);
+    await new Promise((r) => setImmediate(r));
+    await accounts.chargeAtMost(accountId, 1_000_000, 'llm:tab'); // this replica's posting, while the read is out
+    release();
+    // The read saw 1 USD, older than the posting: the posting's balance stands, for this call and the next.
+    expect(await refusal(reading)).toEqual([402, 'insufficient_balance']);
+    expect(await refusal(guard.check(accountId))).toEqual([402, 'insufficient_balance']);
+  });
 });

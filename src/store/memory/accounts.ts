@@ -282,8 +282,12 @@ export class MemoryAccountStore implements AccountStore {
       if (!budgetCurrent(current, entry.at)) continue;
       const level = budgetLevel(budget, current.spentMicros);
       const [firedStamp, firedLevel] = (state.fired.get(scope) ?? ':0').split(':');
-      if (level === 0 || (firedStamp === current.stamp && Number(firedLevel) >= level)) continue;
+      const raised = firedStamp === current.stamp ? Number(firedLevel) : 0;
+      if (level <= raised) continue;
       state.fired.set(scope, `${current.stamp}:${level}`);
+      // A posting that jumps past both levels raises the soft one too, first (each still once per period).
+      if (level === 2 && raised === 0 && budget.softPercent !== null)
+        budgetEvents.push({ ...current, accountId: entry.accountId, level: 'soft' });
       budgetEvents.push({ ...current, accountId: entry.accountId, level: level === 2 ? 'hard' : 'soft' });
     }
     return { status: 'applied', entry: { ...entry }, ...(budgetEvents.length ? { budgetEvents } : {}) };

@@ -118,7 +118,8 @@ local function budget_refusal(budgets_key, rk, key_id, amount, day_stamp, month_
   return nil
 end
 
--- Budgets that reached a level not yet raised in their period (each is then marked raised).
+-- Budgets that reached a level not yet raised in their period (each is then marked raised): a level's event once
+-- per budget and period, the soft one too when a posting jumps past both.
 local function budget_events(budgets_key, rk, key_id, account_id, day_stamp, month_stamp, at)
   local events = {}
   for _, b in ipairs(budget_specs(budgets_key, key_id)) do
@@ -130,9 +131,19 @@ local function budget_events(budgets_key, rk, key_id, account_id, day_stamp, mon
     if level > 0 then
       local fired = redis.call('HGET', budgets_key, 'fired:' .. b[1]) or ''
       local fired_stamp, fired_level = string.match(fired, '^(.*):(%d+)$')
-      if not (fired_stamp == st.stamp and tonumber(fired_level) >= level) then
+      local raised = fired_stamp == st.stamp and tonumber(fired_level) or 0
+      if raised < level then
         redis.call('HSET', budgets_key, 'fired:' .. b[1], st.stamp .. ':' .. level)
         st.accountId = account_id
+        -- A posting that jumps past both levels raises the soft one too, first (each still once per period).
+        if level == 2 and raised == 0 and st.softPercent ~= cjson.null then
+          local soft = {}
+          for k, v in pairs(st) do
+            soft[k] = v
+          end
+          soft.level = 'soft'
+          events[#events + 1] = soft
+        end
         st.level = level == 2 and 'hard' or 'soft'
         events[#events + 1] = st
       end

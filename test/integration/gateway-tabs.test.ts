@@ -1,0 +1,126 @@
+import { MockVendor } from '../helpers/mock-vendor';
+import { startGateway, type RunningGateway } from '../helpers/gateway';
+import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
+import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+
+/** One messages call (12 in, 3 out) costs 18,000 micro-USD. */
+const PRICES = { 'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 } };
+const CALL = 18_000;
+/** basic-image at its default resolution (2K). */
+const IMAGE = 30_000;
+
+const modes: [string, boolean][] = [
+  ['embedded', false],
+  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
+];
+
+/**
+ * Priced gateway calls go on per-key tabs posted once per `gateway.chargeFlushMs` (src/gateway/charges.ts). The
+ * interval is long here, so every check below happens before a flush: what is owed must count on its own.
+ */
+describe.each(modes)('gateway charges as tabs (%s)', (_mode, redis) => {
+  let vendor: MockVendor;
+  let gw: RunningGateway;
+  const prefix = uniquePrefix('tabs');
+  beforeAll(async () => {
+    vendor = await new MockVendor().start();
+    gw = await startGateway(vendor.url, {
+      redis,
+      prefix,
+      gateway: { prices: PRICES, chargeFlushMs: 5_000 },
+      overlay: { sandbox: { delayMs: 20 } },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await vendor?.stop();
+    if (redis) await dropPrefix(prefix);
+  });
+
+  const messages = (key: string) =>
+    fetch(`${gw.base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 8, messages: [] }),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { message: string } } }));
+  /** The ledger as the store holds it, without posting this replica's tabs first. */
+  const stored = async (accountId: string) =>
+    (await gw.h.services.store.accounts.ledger(accountId)).map((e) => [e.kind, e.amountMicros]);
+
+  test("one interval's calls are one ledger charge of their summed price, posted when a balance is read", async () => {
+    const { accountId, key } = await fundedKey(gw.h.services, 0.1);
+    for (let i = 0; i < 5; i++) expect((await messages(key)).status).toBe(200);
+    expect(gw.h.services.charges.byAccount(accountId)).toBe(5 * CALL);
+    expect(await stored(accountId)).toEqual([['credit', 100_000]]); // not yet posted
+
+    const res = await fetch(`${gw.base}/api/v1/apikeys/current-balance`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(((await res.json()) as { data: number }).data).toBe(0.01);
+    const ledger = await gw.h.services.store.accounts.ledger(accountId);
+    expect(ledger.map((e) => [e.kind, e.amountMicros, e.balanceAfterMicros])).toEqual([
+      ['credit', 100_000, 100_000],
+      ['charge', 5 * CALL, 10_000],
+    ]);
+    expect(ledger[1].reference).toMatch(/^llm:[0-9a-f-]{36}$/);
+    expect(gw.h.services.charges.byAccount(accountId)).toBe(0);
+  });
+
+  test('the call that owes the whole balance refuses the next before it reaches the vendor; the tab takes what is left', async () => {
+    const { accountId, key } = await fundedKey(gw.h.services, 0.02);
+    expect((await messages(key)).status).toBe(200); // owes 18,000 of 20,000
+    expect((await messages(key)).status).toBe(200); // owes 36,000: more than the balance
+    const before = vendor.received.length;
+    const refused = await messages(key);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error?.message).toBe(
+      'Insufficient balance: this account has no balance left for metered models',
+    );
+    expect(vendor.received.length).toBe(before);
+    expect(await stored(accountId)).toEqual([['credit', 20_000]]);
+    expect((await gw.h.services.accounts.describeAccount(accountId)).balanceUsd).toBe(0);
+    expect(await stored(accountId)).toEqual([
+      ['credit', 20_000],
+      ['charge', 20_000],
+    ]);
+  });
+
+  test("a key's hard budget crossed by calls not yet posted refuses the next call at once; the budget read posts them", async () => {
+    const { accountId, key, keyId } = await fundedKey(gw.h.services, 10);
+    await gw.h.services.budgets.set(accountId, `key:${keyId}`, {
+      period: 'day',
+      limitUsd: 0.03,
+      softPercent: 50,
+    });
+    expect((await messages(key)).status).toBe(200); // 0.018
+    expect((await messages(key)).status).toBe(200); // 0.036: over, owed only
+    const refused = await messages(key);
+    expect(refused.status).toBe(402);
+    expect(refused.body.error?.message).toMatch(
+      /^Budget exceeded: this API key has spent 0\.036 of its 0\.03 USD daily budget/,
+    );
+    const res = await fetch(`${gw.base}/admin/v1/keys/${keyId}/budget`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
+    expect(((await res.json()) as { data: unknown }).data).toMatchObject({ spentUsd: 0.036, exceeded: true });
+  });
+
+  test('a task submitted while calls are owed is checked against the balance after them', async () => {
+    const { accountId, key } = await fundedKey(gw.h.services, 0.05);
+    expect((await messages(key)).status).toBe(200);
+    expect((await messages(key)).status).toBe(200); // owes 36,000 of 50,000: 14,000 left for a 30,000 image
+    const res = await fetch(`${gw.base}/api/v1/generateTask/basic-image`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: { prompt: 'a cat' } }),
+    });
+    expect(res.status).toBe(402);
+    const body = (await res.json()) as { message: string };
+    expect(body.message).toContain(`${IMAGE / 1e6}`);
+    expect(body.message).toContain('0.014');
+    expect(await stored(accountId)).toEqual([
+      ['credit', 50_000],
+      ['charge', 2 * CALL],
+    ]);
+  });
+});
