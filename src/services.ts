@@ -134,13 +134,14 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   // below count what is owed as spent. Redis mode journals them locally until the ledger has them (an outage, a
   // crash); the embedded store lives in this process.
   const charges = new GatewayCharges({
-    post: ({ accountId, micros, reference, keyId, model, at }) =>
+    post: ({ accountId, micros, reference, keyId, model, at }, applied) =>
       accounts.chargeAtMost(
         accountId,
         micros,
         reference,
         keyId === undefined ? undefined : { keyId, model: model ?? 'unknown', source: 'gateway' },
         at,
+        applied,
       ),
     logger,
     flushMs: config.gateway.chargeFlushMs,

@@ -369,9 +369,18 @@ export class AccountsService {
     usage?: UsageAttribution,
     /** When it was spent (the day it counts in); now by default. */
     at?: number,
+    /**
+     * Called once the store applied it, before the balance and spend listeners hear of it: the gateway's tabs stop
+     * counting it as owed in the same step, so no check sees it twice.
+     */
+    applied?: () => void,
   ): Promise<LedgerEntry | null> {
     try {
-      return await this.post({ accountId, kind: 'charge', amountMicros, reference, usage, atMost: true }, at);
+      return await this.post(
+        { accountId, kind: 'charge', amountMicros, reference, usage, atMost: true },
+        at,
+        applied,
+      );
     } catch (err) {
       if (err instanceof ApiError && err.code === 'insufficient_balance') return null;
       throw err;
@@ -418,11 +427,16 @@ export class AccountsService {
     for (const event of events) for (const listener of this.budgetListeners) listener(event);
   }
 
-  private async post(request: Omit<PostRequest, 'at'>, at = this.clock.now()): Promise<LedgerEntry> {
+  private async post(
+    request: Omit<PostRequest, 'at'>,
+    at = this.clock.now(),
+    applied?: () => void,
+  ): Promise<LedgerEntry> {
     const { accountId, amountMicros, usage } = request;
     const result = await this.store.post({ ...request, at });
     switch (result.status) {
       case 'applied': {
+        applied?.();
         const { entry } = result;
         if (usage && entry.kind !== 'credit') {
           const spent = entry.kind === 'refund' ? -entry.amountMicros : entry.amountMicros;

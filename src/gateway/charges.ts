@@ -19,8 +19,11 @@ export interface Charge {
   at?: number;
 }
 
-/** Posts a charge to the ledger: resolves when it is there, throws ApiError when it never can be (unknown account). */
-export type PostCharge = (charge: Charge) => Promise<unknown>;
+/**
+ * Posts a charge to the ledger: resolves when it is there (or the balance was already empty), throws ApiError when it
+ * never can be (unknown account). Calls `applied` as the store applies it, before anyone hears of the new balance.
+ */
+export type PostCharge = (charge: Charge, applied: () => void) => Promise<unknown>;
 
 /** One (key, model, day)'s calls since the last flush: posted as one charge. */
 interface Tab {
@@ -218,9 +221,15 @@ export class GatewayCharges implements Owed {
 
   private async postOnce(charge: Charge): Promise<void> {
     const { logger } = this.options;
+    // Paid as the store applies it (the balance and budgets this replica sees then include it), else once answered.
+    let paid = false;
+    const pay = () => {
+      if (!paid) this.paid(charge);
+      paid = true;
+    };
     try {
-      await this.options.post(charge);
-      this.paid(charge);
+      await this.options.post(charge, pay);
+      pay();
       if (this.failing) {
         this.failing = false;
         logger.info({ pending: this.outstanding.size }, 'gateway charges are being posted again');
@@ -228,7 +237,7 @@ export class GatewayCharges implements Owed {
     } catch (err) {
       if (err instanceof ApiError) {
         // The store answered and refused for good (the account is gone): nothing will ever take it.
-        this.paid(charge);
+        pay();
         logger.error({ err, reference: charge.reference }, 'gateway charge refused by the ledger; dropped');
       } else if (!this.failing) {
         // One line per outage, not per charge.

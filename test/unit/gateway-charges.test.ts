@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { BalanceGuard, BudgetGuard } from '../../src/accounts/budgets';
 import { AccountsService } from '../../src/accounts/service';
 import { GatewayCharges, type Charge, type PostCharge } from '../../src/gateway/charges';
 import { ApiError } from '../../src/errors';
@@ -234,6 +235,43 @@ describe('GatewayCharges', () => {
       ['charge', 1000],
       ['charge', 1000],
     ]);
+  });
+
+  test('a posted tab is counted once: the guards never see it both posted and owed', async () => {
+    const store = new MemoryAccountStore();
+    const clock = { now: () => Date.now() };
+    const accounts = new AccountsService(store, clock);
+    const { accountId } = await accounts.createAccount('a', 0.0001); // 100 micro-USD
+    const auth = { keyId: 'key_a', accountId, models: null, rateLimit: null };
+    const c = charges(
+      (charge, applied) =>
+        accounts.chargeAtMost(
+          charge.accountId,
+          charge.micros,
+          charge.reference,
+          { keyId: charge.keyId!, model: 'm', source: 'gateway' },
+          charge.at,
+          applied,
+        ),
+      false,
+    );
+    const budgets = new BudgetGuard(store, clock, 60_000, c);
+    const balance = new BalanceGuard(store, clock, 60_000, c);
+    accounts.onSpend((id, keyId, micros, at) => budgets.spent(id, keyId, micros, at));
+    accounts.onBalance((id, micros) => balance.note(id, micros));
+    await store.setBudget(accountId, 'key:key_a', { period: 'day', limitMicros: 100, softPercent: null });
+    await budgets.check(auth);
+    await balance.check(accountId);
+
+    // What a call checking in the same step as the posting's listeners would see.
+    const seen: unknown[] = [];
+    accounts.onSpend(() => {
+      seen.push(budgets.check(auth) ?? 'admitted', balance.check(accountId) ?? 'admitted');
+    });
+    c.add(accountId, 'key_a', 'm', 60);
+    expect(() => budgets.check(auth)).not.toThrow();
+    await c.flush();
+    expect(seen).toEqual(['admitted', 'admitted']); // 60 spent and 40 left, not 120 and -20
   });
 
   test('the interval closes and posts tabs by itself; close() posts what is open', async () => {
