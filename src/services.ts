@@ -145,6 +145,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
       ),
     logger,
     flushMs: config.gateway.chargeFlushMs,
+    owedGauge: metrics.gatewayChargesOwed,
     journalDir: config.store.redisUrl
       ? join(config.gateway.chargeJournalDir, config.store.prefix)
       : undefined,

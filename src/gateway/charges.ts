@@ -45,6 +45,8 @@ export interface ChargesOptions {
   flushMs: number;
   /** Redis mode: where each process journals what it served until the ledger has it (charge-journal.ts). */
   journalDir?: string;
+  /** Set to what is still owed (USD) after each flush's postings: an alert on a store that stopped taking charges. */
+  owedGauge?: { set(usd: number): void };
 }
 
 /**
@@ -171,7 +173,9 @@ export class GatewayCharges implements Owed {
       }
       this.adopt();
     }
-    return Promise.all([...this.outstanding.values()].map((c) => this.attempt(c))).then(() => undefined);
+    return Promise.all([...this.outstanding.values()].map((c) => this.attempt(c))).then(() => {
+      this.options.owedGauge?.set(this.pending / 1e6);
+    });
   }
 
   private closeTabs(owing: Owing): void {

@@ -83,6 +83,11 @@ export function createMetrics() {
       labelNames: ['vendor', 'key_id'] as const,
       registers: [registry],
     }),
+    gatewayChargesOwed: new Gauge({
+      name: 'genway_gateway_charges_owed_usd',
+      help: 'LLM gateway: USD this replica served on priced models that the ledger has not confirmed, after its last flush (grows while the store cannot take charges)',
+      registers: [registry],
+    }),
     gatewayTokens: new Counter({
       name: 'genway_gateway_tokens_total',
       help: 'LLM gateway: tokens by vendor, model and type (input, output, cache_read, cache_write, reasoning)',

@@ -111,9 +111,16 @@ describeRedis('gateway charges across a Redis outage', () => {
       expect(journaled.reduce((sum, c) => sum + c.micros, 0)).toBe(5 * price);
       expect(new Set(journaled.map((c) => c.reference)).size).toBe(journaled.length);
       expect(gw.h.services.charges.byAccount(accountId)).toBe(5 * price);
+      // What an operator alerts on: the flushes report what the store has not taken.
+      const owedMetric = async () =>
+        (await (await fetch(`${gw.base}/metrics`)).text()).match(
+          /^genway_gateway_charges_owed_usd (\S+)$/m,
+        )?.[1];
+      await eventually(async () => expect(await owedMetric()).toBe(String((5 * price) / 1e6)));
 
       await redis.start();
       await eventually(async () => expect(gw.h.services.charges.byAccount(accountId)).toBe(0), 15_000);
+      await eventually(async () => expect(await owedMetric()).toBe('0'));
       const all = await charges();
       expect(all.reduce((sum, c) => sum + c.amountMicros, 0)).toBe(6 * price);
       expect(all.length).toBe(1 + journaled.length);
