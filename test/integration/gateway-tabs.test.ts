@@ -105,6 +105,35 @@ describe.each(modes)('gateway charges as tabs (%s)', (_mode, redis) => {
     expect(((await res.json()) as { data: unknown }).data).toMatchObject({ spentUsd: 0.036, exceeded: true });
   });
 
+  test('under concurrent calls, balance reads and flushes, every call is charged once: ledger, balance and report agree', async () => {
+    const fast = { rateLimit: { ratePerSec: 10_000, burst: 10_000 } };
+    const { accountId, key } = await fundedKey(gw.h.services, 100, fast);
+    const other = await gw.h.services.accounts.createKey(accountId, fast);
+    const CALLS = 120;
+    let next = 0;
+    const worker = async () => {
+      while (next < CALLS) {
+        const i = next++;
+        expect((await messages(i % 2 ? key : other.key)).status).toBe(200);
+        if (i % 10 === 0) await gw.h.services.accounts.balanceUsd(accountId); // settles the tabs mid-run
+        if (i % 25 === 0) void gw.h.services.charges.flush();
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, worker));
+    const ledger = await gw.h.services.accounts.ledger(accountId);
+    const charged = ledger.filter((e) => e.kind === 'charge');
+    expect(charged.reduce((sum, e) => sum + e.amountMicros, 0)).toBe(CALLS * CALL);
+    expect(new Set(charged.map((e) => e.reference)).size).toBe(charged.length);
+    expect(charged.length).toBeLessThan(CALLS / 2);
+    expect(ledger.at(-1)!.balanceAfterMicros).toBe(100_000_000 - CALLS * CALL);
+    expect((await gw.h.services.accounts.describeAccount(accountId)).balanceUsd).toBe(
+      (100_000_000 - CALLS * CALL) / 1e6,
+    );
+    await gw.h.services.gateway.flushUsage();
+    const report = await gw.h.services.usageReports.report(accountId, { groupBy: 'key' });
+    expect(report.totals.gateway).toMatchObject({ requests: CALLS, spendMicros: CALLS * CALL });
+  });
+
   test('a task submitted while calls are owed is checked against the balance after them', async () => {
     const { accountId, key } = await fundedKey(gw.h.services, 0.05);
     expect((await messages(key)).status).toBe(200);
