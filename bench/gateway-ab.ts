@@ -7,8 +7,6 @@
  * BENCH_AB_REDIS=1 runs both on Redis (each its own key prefix); BENCH_PRICED=1 prices the bench's models, so every
  * call is metered, balance-checked and charged as in a deployment that bills its users.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {
   BENCH_SECRETS_KEY,
@@ -16,6 +14,7 @@ import {
   dropPrefix,
   machineNote,
   median,
+  pricedConfig,
   REDIS_URL,
   startServer,
   type Server,
@@ -29,8 +28,6 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const VENDOR_KEY = 'sk-bench-vendor';
 const ON_REDIS = process.env.BENCH_AB_REDIS === '1';
 const PRICED = process.env.BENCH_PRICED === '1';
-/** Prices of the stand-in's models (the bench answers name claude-bench and gpt-bench). */
-const PRICE = { inputPerMTokUsd: 3, outputPerMTokUsd: 15 };
 
 async function main(): Promise<void> {
   const other = process.argv[2];
@@ -47,14 +44,10 @@ async function main(): Promise<void> {
     OPENAI_API_KEY: VENDOR_KEY,
   };
   const prefixes = [`genway-bench-ab-this-${Date.now()}`, `genway-bench-ab-other-${Date.now()}`];
-  const configFile = path.join(os.tmpdir(), `genway-bench-ab-${process.pid}.json`);
-  fs.writeFileSync(
-    configFile,
-    JSON.stringify({ gateway: { prices: { 'claude-bench': PRICE, 'gpt-bench': PRICE } } }),
-  );
+  const priced = pricedConfig('ab');
   const envOf = (prefix: string) => ({
     ...env,
-    ...(PRICED ? { GENWAY_CONFIG: configFile } : {}),
+    ...priced.env,
     ...(ON_REDIS ? { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix } : {}),
   });
   const servers: Server[] = [];
@@ -113,7 +106,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
-    fs.rmSync(configFile, { force: true });
+    priced.remove();
     if (ON_REDIS) for (const prefix of prefixes) await dropPrefix(prefix);
     upstream.child.kill();
     bare.child.kill();

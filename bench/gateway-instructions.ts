@@ -9,6 +9,8 @@
  * its work is counted, in order). It is warmed with WARM calls per route, then for each route the counters are
  * zeroed, CALLS calls are made (8 connections) and the instructions are read back, WINDOWS times: the median
  * window per call, steady state. Bounded: (WARM + WINDOWS x CALLS) calls per route and target, loopback only.
+ * BENCH_PRICED=1 prices the bench's models (every Genway call metered, balance-checked and charged) and writes its own
+ * section. BENCH_TARGETS (bare,embedded,redis) picks the targets.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -22,6 +24,7 @@ import {
   REDIS_URL,
   BENCH_SECRETS_KEY,
   ADMIN,
+  pricedConfig,
   ROOT,
   writeSection,
 } from './lib';
@@ -138,6 +141,8 @@ async function main(): Promise<void> {
     OPENAI_API_KEY: VENDOR_KEY,
   };
   const prefix = `genway-bench-instr-${Date.now()}`;
+  const priced = pricedConfig('instructions');
+  const names = (process.env.BENCH_TARGETS ?? 'bare,embedded,redis').split(',');
   const results: { name: string; perCall: Record<string, number> }[] = [];
   const spread: string[] = [];
   try {
@@ -158,15 +163,22 @@ async function main(): Promise<void> {
           child,
         };
       },
-      () => genway('embedded', vendorEnv, outDir),
+      () => genway('embedded', { ...vendorEnv, ...priced.env }, outDir),
       () =>
         genway(
           'redis',
-          { ...vendorEnv, REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix },
+          {
+            ...vendorEnv,
+            ...priced.env,
+            REDIS_URL,
+            GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY,
+            GENWAY_STORE_PREFIX: prefix,
+          },
           outDir,
         ),
     ];
-    for (const make of makers) {
+    const chosen = makers.filter((_, i) => names.includes(['bare', 'embedded', 'redis'][i]));
+    for (const make of chosen) {
       const target = await make();
       try {
         for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);
@@ -195,24 +207,35 @@ async function main(): Promise<void> {
     }
   } finally {
     upstream.kill();
+    priced.remove();
     await dropPrefix(prefix).catch(() => 0);
     execFileSync('rm', ['-rf', outDir]);
   }
 
-  const bare = results.find((r) => r.name === 'bare')!;
+  const bare = results.find((r) => r.name === 'bare');
   const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
+  const ratio = (n: number, route: string) => (bare ? ` (${(n / bare.perCall[route]).toFixed(2)}x)` : '');
   const rows = results.map(
     (r) =>
-      `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])} (${(r.perCall[route.name] / bare.perCall[route.name]).toFixed(2)}x)`).join(' | ')} |`,
+      `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])}${ratio(r.perCall[route.name], route.name)}`).join(' | ')} |`,
   );
+  const pricedNote =
+    process.env.BENCH_PRICED === '1'
+      ? " Genway prices the bench's models (BENCH_PRICED=1): every call is metered, balance-checked and charged."
+      : '';
   const table = [
-    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route; per target and route, the median of ${WINDOWS} windows of ${CALLS} calls at 8 connections (a JIT compile or a major collection lands in one window: each window, in k, ${spread.join('; ')}); in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy. ${machine}.`,
+    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route; per target and route, the median of ${WINDOWS} windows of ${CALLS} calls at 8 connections (a JIT compile or a major collection lands in one window: each window, in k, ${spread.join('; ')}); in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy.${pricedNote} ${machine}.`,
     '',
     `| target | ${HOT_ROUTES.map((r) => r.path).join(' | ')} |`,
     `| - | ${HOT_ROUTES.map(() => '-').join(' | ')} |`,
     ...rows,
   ].join('\n');
-  writeSection('LLM gateway: instructions per call', table);
+  writeSection(
+    process.env.BENCH_PRICED === '1'
+      ? 'LLM gateway: instructions per call, priced models'
+      : 'LLM gateway: instructions per call',
+    table,
+  );
   process.stdout.write(`${table}\n`);
 }
 

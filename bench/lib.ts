@@ -105,6 +105,22 @@ export async function startPair(name: string, env: Record<string, string> = {}):
   }
 }
 
+/**
+ * BENCH_PRICED=1: a Genway config file pricing the stand-in's models (claude-bench, gpt-bench at 3 / 15 USD per MTok),
+ * so every call is metered, balance-checked and charged as in a deployment that bills its users; the env that loads
+ * it, and a remover for the file. Without BENCH_PRICED, no file and no env.
+ */
+export function pricedConfig(name: string): { env: Record<string, string>; remove(): void } {
+  if (process.env.BENCH_PRICED !== '1') return { env: {}, remove: () => undefined };
+  const price = { inputPerMTokUsd: 3, outputPerMTokUsd: 15 };
+  const file = path.join(os.tmpdir(), `genway-bench-${name}-${process.pid}.json`);
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ gateway: { prices: { 'claude-bench': price, 'gpt-bench': price } } }),
+  );
+  return { env: { GENWAY_CONFIG: file }, remove: () => fs.rmSync(file, { force: true }) };
+}
+
 /** An account with plenty of money and a key without a practical rate limit. */
 export async function benchKey(base: string): Promise<string> {
   const headers = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
