@@ -146,8 +146,8 @@ async function main(): Promise<void> {
   const results: { name: string; perCall: Record<string, number> }[] = [];
   const spread: string[] = [];
   try {
-    const makers: (() => Promise<Target>)[] = [
-      async () => {
+    const makers: Record<string, () => Promise<Target>> = {
+      bare: async () => {
         // The bare proxy prints its port once it listens.
         const { child, out } = await start(
           'valgrind',
@@ -163,8 +163,8 @@ async function main(): Promise<void> {
           child,
         };
       },
-      () => genway('embedded', { ...vendorEnv, ...priced.env }, outDir),
-      () =>
+      embedded: () => genway('embedded', { ...vendorEnv, ...priced.env }, outDir),
+      redis: () =>
         genway(
           'redis',
           {
@@ -176,9 +176,10 @@ async function main(): Promise<void> {
           },
           outDir,
         ),
-    ];
-    const chosen = makers.filter((_, i) => names.includes(['bare', 'embedded', 'redis'][i]));
-    for (const make of chosen) {
+    };
+    for (const name of names) {
+      const make = makers[name];
+      if (!make) throw new Error(`BENCH_TARGETS: unknown target ${name} (bare, embedded or redis)`);
       const target = await make();
       try {
         for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);

@@ -147,9 +147,10 @@ export class BudgetGuard {
  * The gateway's balance check (a call to a priced model needs a balance left; what it costs is known once it ran),
  * without a store round trip per call. A balance this replica last saw above what its gateway owes (served, not yet
  * posted) admits at once, and is read again in the background once older than `freshMs`; one it saw at or below
- * that, or never, is read before the call, so credits count at the next call. Every posting through this replica (gateway charges, credits, refunds) moves its
- * view at once; a balance drained elsewhere (another replica, a task charged by the store) is seen within `freshMs`,
- * and a call admitted meanwhile is charged what is left: nothing (docs/decisions.md).
+ * that, or never, is read before the call, so credits count at the next call. Every posting through this replica
+ * (gateway charges, credits, refunds) moves its view at once; a balance drained elsewhere (another replica, a task
+ * charged by the store) is seen within `freshMs`, and a call admitted meanwhile is charged what is left: nothing
+ * (docs/decisions.md).
  */
 export class BalanceGuard {
   private readonly reads: FreshReads<number>;

@@ -33,6 +33,9 @@ export interface AuthContext {
   readonly rateLimit: Readonly<RateLimit> | null;
 }
 
+/** The spend (micro-USD, a refund's negative) of a posting attributed to a key, and when it was made. */
+type SpendListener = (accountId: string, keyId: string, micros: number, at: number) => void;
+
 export type AuthFailure = 'missing' | 'malformed' | 'unknown' | 'revoked' | 'expired';
 
 export interface KeyView {
@@ -98,12 +101,7 @@ export class AccountsService {
   private readonly touched = new Map<string, number>();
   private readonly budgetListeners: ((event: BudgetEvent) => void)[] = [];
   private readonly balanceListeners: ((accountId: string, balanceMicros: number) => void)[] = [];
-  private readonly spendListeners: ((
-    accountId: string,
-    keyId: string,
-    micros: number,
-    at: number,
-  ) => void)[] = [];
+  private readonly spendListeners: SpendListener[] = [];
   /** Posts what this process owes an account (or every account) before its balance or ledger is read. */
   private settle: (accountId?: string) => Promise<void> = () => Promise.resolve();
 
@@ -413,7 +411,7 @@ export class AccountsService {
   }
 
   /** Called with the spend of each charge or refund with a usage attribution posted through this service. */
-  onSpend(listener: (accountId: string, keyId: string, micros: number, at: number) => void): void {
+  onSpend(listener: SpendListener): void {
     this.spendListeners.push(listener);
   }
 

@@ -77,9 +77,6 @@ export class GatewayCharges implements Owed {
   private readonly timer: NodeJS.Timeout;
   private failing = false;
   private closing: Promise<void> | undefined;
-  /** The current UTC day and when it ends (a day string per call would cost more than the tab's sum). */
-  private day = '';
-  private dayEnds = -Infinity;
 
   constructor(private readonly options: ChargesOptions) {
     this.file = options.journalDir ? new JournalFile(options.journalDir, options.logger) : undefined;
@@ -91,13 +88,9 @@ export class GatewayCharges implements Owed {
   add(accountId: string, keyId: string, model: string, micros: number): void {
     if (micros <= 0) return;
     const now = Date.now();
-    if (now >= this.dayEnds) {
-      this.day = dayOf(now);
-      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + 86_400_000;
-    }
-    let owing = this.owing.get(accountId);
-    if (!owing) this.owing.set(accountId, (owing = { micros: 0, tabs: new Map() }));
-    const id = `${keyId}\u0000${model}\u0000${this.day}`;
+    const owing = this.owe(accountId, keyId, micros);
+    // dayOf answers today from its one-day cache: no Date or ISO string per call.
+    const id = `${keyId}\u0000${model}\u0000${dayOf(now)}`;
     let tab = owing.tabs.get(id);
     if (!tab) {
       const charge = { accountId, micros: 0, reference: `llm:${randomUUID()}`, keyId, model, at: now };
@@ -106,8 +99,6 @@ export class GatewayCharges implements Owed {
       owing.tabs.set(id, tab);
     }
     tab.charge.micros += micros;
-    owing.micros += micros;
-    this.byKeyId.set(keyId, (this.byKeyId.get(keyId) ?? 0) + micros);
     void this.file?.append(`${tab.line}${micros}}\n`);
   }
 
@@ -191,11 +182,13 @@ export class GatewayCharges implements Owed {
     }
   }
 
-  private owe(accountId: string, keyId: string | undefined, micros: number): void {
+  /** Counts `micros` as owed by the account (and its key); returns the account's entry. */
+  private owe(accountId: string, keyId: string | undefined, micros: number): Owing {
     let owing = this.owing.get(accountId);
     if (!owing) this.owing.set(accountId, (owing = { micros: 0, tabs: new Map() }));
     owing.micros += micros;
     if (keyId !== undefined) this.byKeyId.set(keyId, (this.byKeyId.get(keyId) ?? 0) + micros);
+    return owing;
   }
 
   /** The ledger has it (or refused it for good): it is no longer owed here. */

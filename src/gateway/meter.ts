@@ -48,10 +48,6 @@ export class UsageMeter {
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
-  /** The current UTC day and when it ends (a day string per call would cost more than the call's sums). */
-  private day = '';
-  private dayEnds = -Infinity;
-
   constructor(
     private readonly store: UsageStore,
     /** Adds requests and tokens to the account's usage rollups (reports and the console's charts). */
@@ -75,11 +71,8 @@ export class UsageMeter {
     requests = 1,
   ): void {
     const now = Date.now();
-    if (now >= this.dayEnds) {
-      this.day = dayOf(now);
-      this.dayEnds = Date.parse(`${this.day}T00:00:00Z`) + 86_400_000;
-    }
-    const entry = this.entry(vendor, caller.accountId, caller.keyId, model, this.day, now);
+    // dayOf answers today from its one-day cache: no Date or ISO string per call.
+    const entry = this.entry(vendor, caller.accountId, caller.keyId, model, dayOf(now), now);
     addInto(entry.totals, usage, requests);
     addInto(entry.uncounted, usage, requests);
     this.timer ??= setTimeout(() => void this.flush(), this.flushMs).unref();

@@ -74,6 +74,27 @@ describe('GatewayCharges', () => {
     expect(posted[4].reference).not.toBe(posted[0].reference);
   });
 
+  test('calls either side of UTC midnight go on two tabs, each dated in its own day', async () => {
+    const posted: Charge[] = [];
+    const c = charges(async (charge) => void posted.push({ ...charge }), false);
+    const midnight = Date.UTC(2026, 10, 27);
+    const clock = jest.spyOn(Date, 'now');
+    try {
+      clock.mockReturnValue(midnight - 1);
+      c.add('acct_1', 'key_a', 'm', 2);
+      clock.mockReturnValue(midnight);
+      c.add('acct_1', 'key_a', 'm', 3);
+      c.add('acct_1', 'key_a', 'm', 4);
+    } finally {
+      clock.mockRestore();
+    }
+    await c.flush();
+    expect(posted.map((p) => [p.micros, p.at])).toEqual([
+      [2, midnight - 1],
+      [7, midnight],
+    ]);
+  });
+
   test("settle(account) posts that account's tabs only, and resolves once the ledger has them", async () => {
     const posted: string[] = [];
     const c = charges(async ({ accountId, micros }) => void posted.push(`${accountId}:${micros}`));
