@@ -12,6 +12,7 @@
  * waits 50 ms per event; the proxy's RSS growth while a 100 MiB stream passes down and while a 100 MiB multipart
  * upload passes up; and whether every byte arrived unchanged. All loops are bounded in count and time; loopback.
  */
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,6 +25,7 @@ import {
   pacedTogether,
   startPair,
   writeSection,
+  type CpuSnapshot,
   type ServerPair,
 } from './lib';
 import { closedLoop, pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
@@ -36,7 +38,10 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const STALL_SECONDS = 2;
-/** Optional comma-separated subsets, for quick comparisons: BENCH_TARGETS=bare,embedded BENCH_ROUTES=chat */
+/**
+ * Optional comma-separated subsets, for quick comparisons: BENCH_TARGETS=bare,embedded BENCH_ROUTES=chat. Naming
+ * `undici` adds the bare pipe with undici out (bench/bare-undici.ts), which runs only when named.
+ */
 const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(',');
 const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
 const SSE_SAMPLES = 10;
@@ -207,6 +212,8 @@ interface RouteRound {
   p99At100: number;
   p50At500: number;
   p99At500: number;
+  /** p99 of Genway's own time per call at 500 req/s, from its X-Genway-Overhead-Ms header (NaN for the others). */
+  ownP99At500: number;
   identical: boolean;
   errors: number;
 }
@@ -221,49 +228,91 @@ interface Round {
   identical: boolean;
 }
 
-async function main(): Promise<void> {
-  const machine = machineNote();
-  pin(process.pid, 0);
-  const upstream = await startScript('upstream');
-  pin(upstream.child.pid!, 0);
+interface Proxies {
+  /** direct, bare, embedded, redis (or the BENCH_TARGETS subset, undici included if named), each with its key. */
+  targets: Target[];
+  /** The processes of this round, the vendor's and the Redis server's included, for CPU accounting. */
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * The proxies of one round, as fresh processes: the bare pipe, Genway embedded, Genway on Redis (its own key prefix).
+ * One process can run a few per cent faster or slower than another of the same code for its whole life (where its
+ * JIT's choices and its memory landed: one run's bare pipe took 41-43 µs per call in every round, the next run's
+ * 46-55 µs, and three fresh ones side by side 46.5-47.6 µs), so a process's luck lands on one round of the median.
+ */
+async function startProxies(upstream: { port: number; child: ChildProcess }): Promise<Proxies> {
   const bare = await startScript('bare-proxy', [String(upstream.port)]);
-  pin(bare.child.pid!, 1);
+  const undici = ONLY_TARGETS?.includes('undici')
+    ? await startScript('bare-undici', [String(upstream.port)])
+    : undefined;
   const vendorEnv = {
     GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     ANTHROPIC_API_KEY: VENDOR_KEY,
     GENWAY_OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     OPENAI_API_KEY: VENDOR_KEY,
   };
-  let servers: ServerPair | undefined;
+  let servers: ServerPair;
   try {
     servers = await startPair('gw', vendorEnv);
-    const { embedded, redis } = servers;
-    pin(embedded.child.pid!, 1);
-    pin(redis.child.pid!, 1);
-    const json = { 'content-type': 'application/json' };
-    const { embedded: embeddedKey, redis: redisKey } = servers.keys;
-    const allTargets: Target[] = [
-      {
-        name: 'direct',
-        base: `http://127.0.0.1:${upstream.port}`,
-        headers: { ...json, 'x-api-key': VENDOR_KEY },
-      },
-      {
-        name: 'bare',
-        base: `http://127.0.0.1:${bare.port}`,
-        pid: bare.child.pid,
-        headers: { ...json, 'x-api-key': embeddedKey },
-      },
-      {
-        name: 'embedded',
-        base: embedded.base,
-        pid: embedded.child.pid,
-        headers: { ...json, 'x-api-key': embeddedKey },
-      },
-      { name: 'redis', base: redis.base, pid: redis.child.pid, headers: { ...json, 'x-api-key': redisKey } },
-    ];
-    const targets = allTargets.filter((t) => !ONLY_TARGETS || ONLY_TARGETS.includes(t.name));
+  } catch (err) {
+    bare.child.kill();
+    undici?.child.kill();
+    throw err;
+  }
+  const { embedded, redis } = servers;
+  const json = { 'content-type': 'application/json' };
+  const { embedded: embeddedKey, redis: redisKey } = servers.keys;
+  const allTargets: Target[] = [
+    {
+      name: 'direct',
+      base: `http://127.0.0.1:${upstream.port}`,
+      headers: { ...json, 'x-api-key': VENDOR_KEY },
+    },
+    {
+      name: 'bare',
+      base: `http://127.0.0.1:${bare.port}`,
+      pid: bare.child.pid,
+      headers: { ...json, 'x-api-key': embeddedKey },
+    },
+    ...(undici
+      ? [
+          {
+            name: 'undici',
+            base: `http://127.0.0.1:${undici.port}`,
+            pid: undici.child.pid,
+            headers: { ...json, 'x-api-key': embeddedKey },
+          },
+        ]
+      : []),
+    {
+      name: 'embedded',
+      base: embedded.base,
+      pid: embedded.child.pid,
+      headers: { ...json, 'x-api-key': embeddedKey },
+    },
+    { name: 'redis', base: redis.base, pid: redis.child.pid, headers: { ...json, 'x-api-key': redisKey } },
+  ];
+  return {
+    targets: allTargets.filter((t) => !ONLY_TARGETS || ONLY_TARGETS.includes(t.name)),
+    // The Redis server's CPU is part of this run, not noise (servers.pids includes it).
+    pids: [upstream.child.pid!, bare.child.pid!, ...(undici ? [undici.child.pid!] : []), ...servers.pids],
+    stop: async () => {
+      bare.child.kill();
+      undici?.child.kill();
+      await servers.stop();
+    },
+  };
+}
 
+async function main(): Promise<void> {
+  const machine = machineNote();
+  pin(process.pid, 0);
+  const upstream = await startScript('upstream');
+  pin(upstream.child.pid!, 0);
+  let proxies: Proxies | undefined;
+  try {
     const bigSha = (() => {
       const hash = createHash('sha256');
       const chunk = bigChunk();
@@ -271,9 +320,9 @@ async function main(): Promise<void> {
       return hash.digest('hex');
     })();
 
-    // The Redis server's CPU is part of this run, not noise (servers.pids includes it).
-    const pids = [upstream.child.pid!, bare.child.pid!, ...servers.pids];
-    const before = cpuSnapshot(pids);
+    let targets: Target[] = [];
+    /** CPU seconds of the machine and of this run's processes, and milliseconds, summed over the rounds. */
+    const spent: CpuSnapshot = { at: 0, machine: 0, ours: 0 };
     /**
      * Only the proxy being measured runs on CPU 1; the others wait on CPU 0 (an idle Genway still has timers and,
      * on Redis, its workers' blocking reads), so no proxy's background work lands on another's measurement.
@@ -286,13 +335,16 @@ async function main(): Promise<void> {
     const warm = async (target: Target, seconds: number) => {
       for (const route of ROUTES) await closedLoop(target, route, seconds);
     };
-    for (const target of targets) {
-      onStage(target);
-      await warm(target, WARMUP_SECONDS);
-    }
-    const rounds = new Map<string, Round[]>(targets.map((t) => [t.name, []]));
+    const rounds = new Map<string, Round[]>();
     const stalls: { cpu0: number; cpu1: number; longest: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
+      proxies = await startProxies(upstream);
+      ({ targets } = proxies);
+      const before = cpuSnapshot(proxies.pids);
+      for (const target of targets) {
+        onStage(target);
+        await warm(target, WARMUP_SECONDS);
+      }
       const perTarget = new Map<string, Record<RouteName, RouteRound>>();
       for (const target of targets) {
         onStage(target);
@@ -306,6 +358,7 @@ async function main(): Promise<void> {
             p99At100: NaN,
             p50At500: NaN,
             p99At500: NaN,
+            ownP99At500: NaN,
             identical: sample.status === 200 && sample.body.equals(route.answer),
             errors: 0,
           };
@@ -314,6 +367,7 @@ async function main(): Promise<void> {
         const firstEventMs = await firstEvent(target);
         const big = await bigStream(target, bigSha);
         const up = await bigUpload(target);
+        if (!rounds.has(target.name)) rounds.set(target.name, []);
         rounds.get(target.name)!.push({
           routes: perRoute,
           firstEventMs,
@@ -354,6 +408,7 @@ async function main(): Promise<void> {
             const r = perTarget.get(target.name)![route.name];
             r[p50] = results[i].p50;
             r[p99] = results[i].p99;
+            if (rate === 500) r.ownP99At500 = results[i].ownP99;
             r.errors += results[i].errors;
           });
         }
@@ -369,9 +424,15 @@ async function main(): Promise<void> {
         cpu1: cpu1.msPerSecond,
         longest: Math.max(cpu0.longestMs, cpu1.longestMs),
       });
+      const after = cpuSnapshot(proxies.pids);
+      spent.at += after.at - before.at;
+      spent.machine += after.machine - before.machine;
+      spent.ours += after.ours - before.ours;
+      await proxies.stop();
+      proxies = undefined;
     }
 
-    const others = othersNote(before, cpuSnapshot(pids));
+    const others = othersNote({ at: 0, machine: 0, ours: 0 }, spent);
     type RouteField = Exclude<keyof RouteRound, 'identical'>;
     type TargetField = 'firstEventMs' | 'rssGrowthMb' | 'mbps' | 'uploadRssGrowthMb' | 'uploadMbps';
     const medRoute = (name: string, route: RouteName, field: RouteField) =>
@@ -399,9 +460,20 @@ async function main(): Promise<void> {
         const added = medRoute(name, route.name, 'p99At500') - medRoute('direct', route.name, 'p99At500');
         const bareAdded =
           medRoute('bare', route.name, 'p99At500') - medRoute('direct', route.name, 'p99At500');
-        return `- ${name} ${route.path}: throughput ${ratio.toFixed(2)}x the bare proxy (target ≥ ${goal.toFixed(2)}x: ${verdict(ratio >= goal)}); p99 at 500 req/s ${fmt(added)} ms above direct (target ≤ 0.5 ms: ${verdict(added <= 0.5)}; the bare proxy adds ${fmt(bareAdded)} ms).`;
+        return `- ${name} ${route.path}: throughput ${ratio.toFixed(2)}x the bare proxy (target ≥ ${goal.toFixed(2)}x: ${verdict(ratio >= goal)}); p99 at 500 req/s ${fmt(added)} ms above direct (target ≤ 0.5 ms: ${verdict(added <= 0.5)}; the bare proxy adds ${fmt(bareAdded)} ms, so ${fmt(added - bareAdded)} ms is ${name}'s over the bare proxy; its own time per call, X-Genway-Overhead-Ms, has a p99 of ${fmt(medRoute(name, route.name, 'ownP99At500'), 3)} ms).`;
       });
     });
+    if (rounds.has('undici'))
+      summary.push(
+        ...ROUTES.map((route) => {
+          const rps = (name: string) => medRoute(name, route.name, 'rps');
+          const cpu = (name: string) => fmt(medRoute(name, route.name, 'cpuUsPerReq'), 0);
+          const genway = compared
+            .map((name) => `${name} ${(rps(name) / rps('undici')).toFixed(2)}x`)
+            .join(', ');
+          return `- the undici pipe ${route.path}: ${(rps('undici') / rps('bare')).toFixed(2)}x the bare proxy (CPU ${cpu('undici')} against ${cpu('bare')} µs per call); Genway against it: ${genway}.`;
+        }),
+      );
     summary.push(
       ...compared.map(
         (name) =>
@@ -423,7 +495,7 @@ async function main(): Promise<void> {
     ).join('; ');
     const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Before the rounds every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up), and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
+      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Every round starts its proxies as fresh processes (a process's own luck, a few per cent for its whole life, then lands on one round of the median), and every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up) before the round, and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. Genway's own time per call is its X-Genway-Overhead-Ms header: from the request reaching its handler to the forward leaving, plus from the vendor's head arriving to Genway's own head leaving (the kernel's and the hops' share, which the bare pipe pays too, is not in it). CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',
@@ -440,9 +512,8 @@ async function main(): Promise<void> {
     process.stdout.write(`${table}\n`);
   } finally {
     agent.destroy();
-    await servers?.stop();
+    await proxies?.stop();
     upstream.child.kill();
-    bare.child.kill();
   }
 }
 

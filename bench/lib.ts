@@ -312,6 +312,8 @@ export async function redisPid(): Promise<number | undefined> {
 export interface PacedResult {
   p50: number;
   p99: number;
+  /** p99 of Genway's own time per call (its `X-Genway-Overhead-Ms` header); NaN where no answer carried it. */
+  ownP99: number;
   errors: number;
 }
 
@@ -341,6 +343,7 @@ export async function pacedTogether(
   seconds: number,
 ): Promise<PacedResult[]> {
   const agents = streams.map(() => new http.Agent({ keepAlive: true, maxSockets: 512 }));
+  const own: number[][] = streams.map(() => []);
   const one = (s: number) =>
     new Promise<number>((resolve, reject) => {
       const stream = streams[s];
@@ -349,6 +352,8 @@ export async function pacedTogether(
         stream.url,
         { method: stream.method ?? 'GET', headers: stream.headers, agent: agents[s] },
         (res) => {
+          const overhead = res.headers['x-genway-overhead-ms'];
+          if (typeof overhead === 'string') own[s].push(Number(overhead));
           res.resume();
           res.on('end', () =>
             res.statusCode! < 300
@@ -378,10 +383,13 @@ export async function pacedTogether(
   }
   await Promise.all(inflight);
   for (const agent of agents) agent.destroy();
+  const percentiles = (values: number[]) => {
+    values.sort((a, b) => a - b);
+    return (p: number) => values[Math.min(values.length - 1, Math.floor(p * values.length))] ?? NaN;
+  };
   return latencies.map((l, s) => {
-    l.sort((a, b) => a - b);
-    const at = (p: number) => l[Math.min(l.length - 1, Math.floor(p * l.length))] ?? NaN;
-    return { p50: at(0.5), p99: at(0.99), errors: errors[s] };
+    const at = percentiles(l);
+    return { p50: at(0.5), p99: at(0.99), ownP99: percentiles(own[s])(0.99), errors: errors[s] };
   });
 }
 
