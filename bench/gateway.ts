@@ -6,9 +6,11 @@
  *   bare      bench/bare-proxy.ts: node:http pipe that only swaps the key header
  *   embedded  Genway, memory store
  *   redis     Genway on Redis
- * Measured per target and per hot route (`POST /v1/messages`, `POST /v1/chat/completions`), rounds interleaved,
- * medians reported: requests/s at 32 connections and the proxy process's CPU per request; p50/p99 at fixed 100
- * and 500 req/s (open loop, µs resolution). Per target: the delay to the first event of a stream whose vendor
+ * With BENCH_TARGETS naming it, also `undici`: bench/bare-undici.ts, the bare pipe with undici out as Genway forwards.
+ * Every round starts the proxies as fresh processes. Measured per target and per hot route (`POST /v1/messages`,
+ * `POST /v1/chat/completions`), rounds interleaved, medians reported: requests/s at 32 connections and the proxy
+ * process's CPU per request; p50/p99 at fixed 100 and 500 req/s (open loop, µs resolution), and Genway's own time per
+ * call (its X-Genway-Overhead-Ms header) at 500 req/s. Per target: the delay to the first event of a stream whose vendor
  * waits 50 ms per event; the proxy's RSS growth while a 100 MiB stream passes down and while a 100 MiB multipart
  * upload passes up; and whether every byte arrived unchanged. All loops are bounded in count and time; loopback.
  */
