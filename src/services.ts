@@ -144,6 +144,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
         applied,
       ),
     logger,
+    clock,
     flushMs: config.gateway.chargeFlushMs,
     owedGauge: metrics.gatewayChargesOwed,
     journalDir: config.store.redisUrl

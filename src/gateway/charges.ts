@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Owed } from '../accounts/budgets';
 import { dayOf } from '../accounts/usage';
-import { withinGrace } from '../clock';
+import { withinGrace, type Clock } from '../clock';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
 import { JournalFile, journalLine } from './charge-journal';
@@ -41,6 +41,8 @@ interface Owing {
 export interface ChargesOptions {
   post: PostCharge;
   logger: Logger;
+  /** Dates each tab (its day and its charge's `at`), as the ledger and budgets date everything else. */
+  clock: Clock;
   /** How often open tabs are closed and posted, failed postings retried, and the journal rewritten. */
   flushMs: number;
   /** Redis mode: where each process journals what it served until the ledger has it (charge-journal.ts). */
@@ -87,7 +89,7 @@ export class GatewayCharges implements Owed {
   /** One served call's price: added to its tab, and (Redis mode) to this turn's journal append. */
   add(accountId: string, keyId: string, model: string, micros: number): void {
     if (micros <= 0) return;
-    const now = Date.now();
+    const now = this.options.clock.now();
     const owing = this.owe(accountId, keyId, micros);
     // dayOf answers today from its one-day cache: no Date or ISO string per call.
     const id = `${keyId}\u0000${model}\u0000${dayOf(now)}`;

@@ -5,7 +5,7 @@ import { MockVendor } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { startReceiver } from '../helpers/receiver';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
-import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 import { eventually } from '../helpers/eventually';
 import {
   axeViolations,
@@ -33,12 +33,7 @@ const SCREENSHOTS = process.env.GENWAY_CONSOLE_SCREENSHOTS;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-const modes: [string, boolean][] = [
-  ['embedded', false],
-  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
-];
-
-describeBrowser.each(modes)('the console in Chromium (%s)', (mode, redis) => {
+describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) => {
   let vendor: MockVendor;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let gw: RunningGateway;

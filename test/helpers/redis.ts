@@ -5,6 +5,14 @@ import type { RedisTarget } from '../../src/store/redis';
 /** The Redis found by global setup, or undefined (then Redis tests skip, as global setup announced). */
 export const redisUrl: string | undefined = process.env.GENWAY_TEST_REDIS_URL;
 
+/**
+ * The store modes a suite runs in, for `describe.each`: `[name, redis]`, embedded always, Redis when one answers.
+ */
+export const storeModes: [string, boolean][] = [
+  ['embedded', false],
+  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
+];
+
 /** `describe` for Redis-backed suites: runs when a Redis answers, announced skip otherwise. */
 export const describeRedis: jest.Describe = redisUrl ? describe : describe.skip;
 

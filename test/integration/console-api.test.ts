@@ -3,7 +3,7 @@ import path from 'node:path';
 import { MockVendor } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
-import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 import { dayOf } from '../../src/accounts/usage';
 import { CONSOLE_DIR, consoleCsp } from '../../src/http/console';
 
@@ -14,12 +14,7 @@ const PRICES = { 'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-const modes: [string, boolean][] = [
-  ['embedded', false],
-  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
-];
-
-describe.each(modes)('the console API (%s)', (_mode, redis) => {
+describe.each(storeModes)('the console API (%s)', (_mode, redis) => {
   let vendor: MockVendor;
   let gw: RunningGateway;
   let prefix: string;

@@ -3,7 +3,7 @@ import { MockVendor } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { startReceiver } from '../helpers/receiver';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
-import { describeRedis, dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import { describeRedis, dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 import { eventually } from '../helpers/eventually';
 import { dayOf } from '../../src/accounts/usage';
 
@@ -21,12 +21,7 @@ const IMAGE_MICROS = 30_000;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = Record<string, any>;
 
-const modes: [string, boolean][] = [
-  ['embedded', false],
-  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
-];
-
-describe.each(modes)('control plane (%s)', (_mode, redis) => {
+describe.each(storeModes)('control plane (%s)', (_mode, redis) => {
   let vendor: MockVendor;
   let gw: RunningGateway;
   let prefix: string;

@@ -1,7 +1,7 @@
 import { MockVendor } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
-import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
+import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 
 /** One messages call (12 in, 3 out) costs 18,000 micro-USD. */
 const PRICES = { 'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 } };
@@ -9,16 +9,11 @@ const CALL = 18_000;
 /** basic-image at its default resolution (2K). */
 const IMAGE = 30_000;
 
-const modes: [string, boolean][] = [
-  ['embedded', false],
-  ...(redisUrl ? [['redis', true] as [string, boolean]] : []),
-];
-
 /**
  * Priced gateway calls go on per-key tabs posted once per `gateway.chargeFlushMs` (src/gateway/charges.ts). The
  * interval is long here, so every check below happens before a flush: what is owed must count on its own.
  */
-describe.each(modes)('gateway charges as tabs (%s)', (_mode, redis) => {
+describe.each(storeModes)('gateway charges as tabs (%s)', (_mode, redis) => {
   let vendor: MockVendor;
   let gw: RunningGateway;
   const prefix = uniquePrefix('tabs');

@@ -31,13 +31,23 @@ describe('GatewayCharges', () => {
   let logs: LogCapture;
   const logger = () => createLogger(testConfig(), (logs = new LogCapture()));
   const open: GatewayCharges[] = [];
+  /** The charges' clock: the system's, unless a test sets the time. */
+  let at: number | undefined;
+  const clock = { now: () => at ?? Date.now() };
   const charges = (post: PostCharge, journal = true, flushMs = MANUAL) => {
-    const c = new GatewayCharges({ post, logger: logger(), flushMs, journalDir: journal ? dir : undefined });
+    const c = new GatewayCharges({
+      post,
+      logger: logger(),
+      clock,
+      flushMs,
+      journalDir: journal ? dir : undefined,
+    });
     open.push(c);
     return c;
   };
   beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-charges-unit-'))));
   afterEach(async () => {
+    at = undefined;
     await Promise.all(open.splice(0).map((c) => c.close(0)));
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -78,16 +88,11 @@ describe('GatewayCharges', () => {
     const posted: Charge[] = [];
     const c = charges(async (charge) => void posted.push({ ...charge }), false);
     const midnight = Date.UTC(2026, 10, 27);
-    const clock = jest.spyOn(Date, 'now');
-    try {
-      clock.mockReturnValue(midnight - 1);
-      c.add('acct_1', 'key_a', 'm', 2);
-      clock.mockReturnValue(midnight);
-      c.add('acct_1', 'key_a', 'm', 3);
-      c.add('acct_1', 'key_a', 'm', 4);
-    } finally {
-      clock.mockRestore();
-    }
+    at = midnight - 1;
+    c.add('acct_1', 'key_a', 'm', 2);
+    at = midnight;
+    c.add('acct_1', 'key_a', 'm', 3);
+    c.add('acct_1', 'key_a', 'm', 4);
     await c.flush();
     expect(posted.map((p) => [p.micros, p.at])).toEqual([
       [2, midnight - 1],
@@ -260,7 +265,6 @@ describe('GatewayCharges', () => {
 
   test('a posted tab is counted once: the guards never see it both posted and owed', async () => {
     const store = new MemoryAccountStore();
-    const clock = { now: () => Date.now() };
     const accounts = new AccountsService(store, clock);
     const { accountId } = await accounts.createAccount('a', 0.0001); // 100 micro-USD
     const auth = { keyId: 'key_a', accountId, models: null, rateLimit: null };
