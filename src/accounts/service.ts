@@ -16,7 +16,7 @@ import {
 /** A budget's spec without its current spend (a window keeps its bounds). */
 const budgetOf = ({ scope: _scope, stamp: _stamp, spentMicros: _spent, ...spec }: BudgetState): Budget =>
   spec;
-import { generateApiKey, hashApiKey, isWellFormedKey } from './api-keys';
+import { generateApiKey, hashApiKey, isWellFormedKey, type KeyHashMemo } from './api-keys';
 
 /** Who is calling: what the auth middleware leaves in res.locals.auth. */
 /** A recalled key: who it is, and the hash the key gate checks. */
@@ -289,12 +289,16 @@ export class AccountsService {
   /**
    * Resolves a presented key to its caller, or says why it cannot. The key's record may come from a short-lived
    * cache (only fields a key never changes), so the caller must then pass the key gate (store.keyGate), which
-   * checks revocation in the same step as the rate limit: see admit() in src/http/auth.ts.
+   * checks revocation in the same step as the rate limit: see admit() in src/http/auth.ts. `memo`: the hash of the
+   * key its connection presented last (the gateway's; see KeyHashMemo).
    */
-  recall(presented: string | undefined): Recalled | AuthFailure | Promise<Recalled | AuthFailure> {
+  recall(
+    presented: string | undefined,
+    memo?: KeyHashMemo,
+  ): Recalled | AuthFailure | Promise<Recalled | AuthFailure> {
     if (!presented) return 'missing';
     if (!isWellFormedKey(presented)) return 'malformed';
-    const hash = hashApiKey(presented);
+    const hash = memo ? memo.hashOf(presented) : hashApiKey(presented);
     const now = this.clock.now();
     const hit = this.recalled.get(hash);
     // A key recalled a moment ago is answered at once: no promise on a call's path for what is in memory.

@@ -13,6 +13,8 @@ interface Pending {
   model: string;
   /** A time in the UTC day the calls were made (their day's usage rows). */
   at: number;
+  /** That day, as `dayOf` names it. */
+  day: string;
   vendor: VendorName;
   /** Not yet in the store. */
   totals: ModelUsage;
@@ -45,6 +47,11 @@ function addInto(totals: ModelUsage, more: TokenUsage, requests: number): void {
  */
 export class UsageMeter {
   private pending = new Map<string, Pending>();
+  /**
+   * The pending entry each key added to last: a key's calls mostly repeat one model, and this finds its entry without
+   * building and hashing the entry's id on every call. Only entries of `pending`.
+   */
+  private latest = new Map<string, Pending>();
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -86,6 +93,8 @@ export class UsageMeter {
     day: string,
     at: number,
   ): Pending {
+    const last = this.latest.get(keyId);
+    if (last && last.model === model && last.day === day && last.vendor === vendor) return last;
     const id = `${keyId}\u0000${model}\u0000${vendor}\u0000${day}`;
     let entry = this.pending.get(id);
     if (!entry)
@@ -96,11 +105,13 @@ export class UsageMeter {
           keyId,
           model,
           at,
+          day,
           vendor,
           totals: emptyUsage(),
           uncounted: emptyUsage(),
         }),
       );
+    this.latest.set(keyId, entry);
     return entry;
   }
 
@@ -111,6 +122,7 @@ export class UsageMeter {
     const batch = this.pending;
     if (batch.size === 0) return this.flushing;
     this.pending = new Map();
+    this.latest = new Map();
     for (const { vendor, model: named, uncounted } of batch.values()) {
       const model = this.labelled.has(named) ? named : 'other';
       for (const [field, type] of TOKEN_TYPES) {

@@ -101,11 +101,15 @@ export interface ForwardOptions {
   /** Sent to the client in `genway-request-id`. */
   requestId: string;
   /**
-   * The vendor's status and headers, before they are written (`headers` may be rewritten); returns what sees every
-   * response body chunk, as sent to the client.
+   * The vendor's status and head, before they are written; returns what sees every response body chunk, as sent to
+   * the client. `headers` only when `rewritesHeaders`: the headers as they will be written, which it may rewrite.
    */
-  onResponse?(status: number, headers: ResponseHeaders): ((chunk: Buffer) => void) | undefined;
-  /** Whether `onResponse` may rewrite the headers it is given (they are then written from the object). */
+  onResponse?(
+    status: number,
+    head: ResponseHead,
+    headers: ResponseHeaders | undefined,
+  ): ((chunk: Buffer) => void) | undefined;
+  /** Whether `onResponse` rewrites the headers (they are then given to it as an object, and written from it). */
   rewritesHeaders?: boolean;
   /**
    * Rewrites a successful, uncompressed response body of up to 1 MiB (held whole, then sent with its new length):
@@ -125,6 +129,17 @@ export interface ProxyOptions {
   idleTimeoutMs: number;
 }
 
+/**
+ * Milliseconds with three decimals, as `toFixed(3)` writes a non-negative time (which V8 runs as a runtime call, the
+ * dearest line of a response head): integer arithmetic and small-integer strings.
+ */
+export function millis(ms: number): string {
+  const micros = Math.round(ms * 1000);
+  const whole = Math.floor(micros / 1000);
+  const frac = micros - whole * 1000;
+  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+}
+
 /** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
 const REWRITE_LIMIT = 1 << 20;
 
@@ -135,32 +150,36 @@ function header(raw: Buffer[], name: string): string | undefined {
   return undefined;
 }
 
+/** What a route reads of a vendor's response head: the first Content-Type and Content-Encoding. */
+export interface ResponseHead {
+  readonly contentType: string | undefined;
+  readonly contentEncoding: string | undefined;
+}
+
 /** A vendor's response head, read once per response: its headers as strings, names in lower case. */
-interface VendorHead {
+interface VendorHead extends ResponseHead {
   /** name, value, name, value, ... in the vendor's order. */
   readonly list: string[];
-  readonly contentType: string | undefined;
-  readonly encoded: boolean;
 }
 
 function readHead(raw: Buffer[]): VendorHead {
   const list = new Array<string>(raw.length);
   let contentType: string | undefined;
-  let encoded = false;
+  let contentEncoding: string | undefined;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toString('latin1').toLowerCase();
     const value = raw[i + 1].toString('latin1');
     list[i] = name;
     list[i + 1] = value;
     if (name === 'content-type') contentType ??= value;
-    else if (name === 'content-encoding') encoded = true;
+    else if (name === 'content-encoding') contentEncoding ??= value;
   }
-  return { list, contentType, encoded };
+  return { list, contentType, contentEncoding };
 }
 
 /** An uncompressed event stream: what a `transform` may change, and what is never held back. */
 const isPlainEventStream = (head: VendorHead) =>
-  !head.encoded && (head.contentType ?? '').includes('text/event-stream');
+  head.contentEncoding === undefined && (head.contentType ?? '').includes('text/event-stream');
 
 /** undici's core handler callbacks (what its dispatcher calls; see `forward`). */
 interface LegacyHandler {
@@ -383,7 +402,7 @@ class Forwarding implements LegacyHandler {
       this.transform = options.transform;
       length = null;
     }
-    if (options.rewriteBody && status < 300 && !head.encoded) {
+    if (options.rewriteBody && status < 300 && head.contentEncoding === undefined) {
       this.held = { status, head, length, statusMessage, chunks: [], size: 0 };
       return;
     }
@@ -511,14 +530,18 @@ class Forwarding implements LegacyHandler {
       hasLength = true;
     }
     if (options.onResponse) {
-      const headers: ResponseHeaders = {};
-      for (let i = 2; i < out.length; i += 2) {
-        const prev = headers[out[i]];
-        headers[out[i]] = prev === undefined ? out[i + 1] : [prev].flat().concat(out[i + 1]);
-      }
-      this.tap = options.onResponse(status, headers);
-      // A route that rewrites headers (a resumable upload's session URL): the list is rebuilt from the object.
+      // A route that rewrites headers (a resumable upload's session URL) gets them as an object, and the list is
+      // rebuilt from it; any other reads only the head (no object per response on the metered routes).
+      let headers: ResponseHeaders | undefined;
       if (options.rewritesHeaders) {
+        headers = {};
+        for (let i = 2; i < out.length; i += 2) {
+          const prev = headers[out[i]];
+          headers[out[i]] = prev === undefined ? out[i + 1] : [prev].flat().concat(out[i + 1]);
+        }
+      }
+      this.tap = options.onResponse(status, head, headers);
+      if (headers) {
         out = [REQUEST_ID_HEADER, requestId];
         for (const name in headers) {
           const value = headers[name]!;
@@ -535,7 +558,7 @@ class Forwarding implements LegacyHandler {
     }
     out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
     const overheadMs = exchange.sent - exchange.start + (performance.now() - exchange.headers!);
-    out.push('X-Genway-Overhead-Ms', overheadMs.toFixed(3));
+    out.push('X-Genway-Overhead-Ms', millis(overheadMs));
     res.writeHead(status, statusMessage || undefined, out);
     // Streams (no length known up front) get their headers now, before the first event.
     if (!hasLength) res.flushHeaders();

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { KeyHashMemo } from '../accounts/api-keys';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import type { BalanceGuard, BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
@@ -159,6 +161,15 @@ function presentedKey(req: IncomingMessage, queryKey: string | undefined): strin
   if (typeof header === 'string' && header.trim()) return header.trim();
   if (req.headers.authorization) return keyInAuthorization(req.headers.authorization);
   return queryKey || undefined;
+}
+
+/** The key hash each connection presented last: see KeyHashMemo. */
+const keyMemos = new WeakMap<Socket, KeyHashMemo>();
+
+function keyMemoOf(socket: Socket): KeyHashMemo {
+  let memo = keyMemos.get(socket);
+  if (!memo) keyMemos.set(socket, (memo = new KeyHashMemo()));
+  return memo;
 }
 
 /** Reads the whole body (bounded) so Genway can read `model` and object ids from a copy; the bytes go up as read. */
@@ -508,7 +519,12 @@ export function createGateway({
       );
     }
 
-    const admitted = admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(vendor.name));
+    const admitted = admit(
+      admission,
+      presentedKey(req, r.queryKey),
+      AUTH_MESSAGES.get(vendor.name),
+      keyMemoOf(req.socket),
+    );
     const auth = admitted instanceof Promise ? await admitted : admitted;
     // Over a hard budget, every route is refused: a call's price is known only once it has run.
     const budgetRead = budgetGuard?.check(auth);
@@ -666,14 +682,9 @@ export function createGateway({
       onResponse:
         !format && !creates
           ? undefined
-          : (status, headers) => {
+          : (status, head, headers) => {
               if (status < 200 || status >= 300) return undefined;
-              if (format)
-                tap = createUsageTap(
-                  format,
-                  first(headers['content-type']),
-                  first(headers['content-encoding']),
-                );
+              if (format) tap = createUsageTap(format, head.contentType, head.contentEncoding);
               if (creates)
                 watch = watchCreated(creates, headers, clientBase(req, r.mount), upstream.base, remember);
               const t = tap as UsageTap | null;
@@ -911,12 +922,13 @@ const END = Buffer.alloc(0);
  */
 function watchCreated(
   creates: NonNullable<RouteSpec['creates']>,
-  headers: ResponseHeaders,
+  /** Given when `creates.headers` reads them (the proxy then writes them from this object). */
+  headers: ResponseHeaders | undefined,
   base: string,
   vendorBase: string,
   remember: (found: RevealedObject[]) => void,
 ): ((chunk: Buffer) => void) | undefined {
-  if (creates.headers) remember(creates.headers(headers, { clientBase: base, vendorBase }));
+  if (creates.headers && headers) remember(creates.headers(headers, { clientBase: base, vendorBase }));
   const { head, json } = creates;
   if (!head && !json) return undefined;
   const chunks: Buffer[] = [];

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { secretsEqual } from '../accounts/api-keys';
+import { secretsEqual, type KeyHashMemo } from '../accounts/api-keys';
 import type { AccountsService, AuthContext, AuthFailure, Recalled } from '../accounts/service';
 import type { RateLimit } from '../config';
 import { ApiError } from '../errors';
@@ -44,13 +44,15 @@ export interface Admission {
  * revocation and the key's token bucket in one store step. Throws 401 for a missing, malformed, unknown or revoked
  * key and 429 over the limit; the caller renders them (envelope or vendor shape). Answers at once, without a
  * promise, when both steps could decide from memory (a recalled key, a local bucket or lease): the common call.
+ * `memo` spares the key's hash on a connection that presents the same key again (the gateway's).
  */
 export function admit(
   admission: Admission,
   presented: string | undefined,
   messages: AuthMessages = AUTH_FAILURE_MESSAGES,
+  memo?: KeyHashMemo,
 ): AuthContext | Promise<AuthContext> {
-  const recalled = admission.accounts.recall(presented);
+  const recalled = admission.accounts.recall(presented, memo);
   return recalled instanceof Promise
     ? recalled.then((r) => pass(admission, r, messages))
     : pass(admission, recalled, messages);

@@ -370,6 +370,48 @@ describe('LLM gateway on the wire', () => {
     expect(JSON.parse(looped.body.toString()).error.type).toBe('api_error');
   });
 
+  test('one keep-alive connection carrying several clients’ keys: every request is its own key’s, revocation included', async () => {
+    const restricted = await fundedKey(gw.h.services, 100, { models: ['claude-only'] });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const ports: number[] = [];
+    const call = (apiKey: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request(`${gw.base}/v1/messages`, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+        });
+        req.on('socket', (socket) => {
+          const note = () => ports.push(socket.localPort!);
+          if (socket.localPort) note();
+          else socket.once('connect', note);
+        });
+        req.on('response', (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end(ODD_BODY);
+      });
+    try {
+      expect(await call(restricted.key)).toBe(403); // claude-test is not on its allow-list
+      expect(await call(key)).toBe(200);
+      expect(await call(restricted.key)).toBe(403);
+      expect(await call(`gwk_${'A'.repeat(43)}`)).toBe(401); // well formed, unknown
+      expect(await call(key)).toBe(200);
+      await gw.h.services.accounts.revokeKey(keyId);
+      expect(await call(key)).toBe(401);
+      expect(await call(restricted.key)).toBe(403);
+      // A 401 comes before the body is read, so it ends its connection (src/http/server.ts): the first four calls
+      // share one connection, the next two (a hit, then the same key revoked) another.
+      const [a, , , , b] = ports;
+      expect(ports).toEqual([a, a, a, a, b, b, expect.any(Number)]);
+      expect(new Set(ports).size).toBe(3);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   test('metrics: tokens by vendor, model (priced ones by name, others as `other`) and type; upstream codes; overhead and first-byte histograms', async () => {
     await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-metrics","stream":true}');
     await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 1);
