@@ -93,11 +93,12 @@ export class BudgetGuard {
 
   /** Throws 402 when a hard budget of the key or its account is spent; a promise only when it must read first. */
   check(auth: AuthContext): Promise<void> | undefined {
-    const states = this.reads.freshMs === 0 ? undefined : this.reads.peek(auth.accountId);
+    const now = this.clock.now();
+    const states = this.reads.freshMs === 0 ? undefined : this.reads.peek(auth.accountId, now);
     if (states === undefined) {
       return this.reads.read(auth.accountId).then((read) => this.assertWithin(auth, read, this.clock.now()));
     }
-    this.assertWithin(auth, states, this.clock.now());
+    this.assertWithin(auth, states, now);
     return undefined;
   }
 

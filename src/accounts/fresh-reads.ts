@@ -23,11 +23,14 @@ export class FreshReads<T> {
     private readonly max = 10_000,
   ) {}
 
-  /** The value last read, or undefined when there is none yet; a stale one starts a read in the background. */
-  peek(accountId: string): T | undefined {
+  /**
+   * The value last read, or undefined when there is none yet; a stale one starts a read in the background. `now`:
+   * the caller's reading of the clock, when it has one.
+   */
+  peek(accountId: string, now = this.clock.now()): T | undefined {
     const entry = this.known.get(accountId);
     if (entry === undefined) return undefined;
-    if (this.clock.now() - entry.readAt >= this.freshMs && !entry.loading)
+    if (now - entry.readAt >= this.freshMs && !entry.loading)
       void this.read(accountId).catch(() => {});
     return entry.value;
   }

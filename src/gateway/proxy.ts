@@ -6,8 +6,28 @@ import type { TryOutcome, VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import { VENDORS } from './vendors';
 
+/**
+ * A fixed set of lower-case header names, asked about every header of every call. A `Set` hashes each name it is
+ * asked about, and the parser's names are new strings on every request: this compares only the names of the same
+ * length, most often none.
+ */
+export class HeaderNames {
+  private readonly byLength: (string[] | undefined)[] = [];
+
+  constructor(names: Iterable<string>) {
+    for (const name of new Set(names)) (this.byLength[name.length] ??= []).push(name);
+  }
+
+  has(name: string): boolean {
+    const same = this.byLength[name.length];
+    if (same === undefined) return false;
+    for (let i = 0; i < same.length; i++) if (same[i] === name) return true;
+    return false;
+  }
+}
+
 /** Hop-by-hop headers (RFC 9110 7.6.1): they describe one connection and never cross a proxy. */
-const HOP_BY_HOP = new Set([
+const HOP_BY_HOP = [
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -17,14 +37,14 @@ const HOP_BY_HOP = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
-]);
+];
 
 /**
  * Request headers that never reach any vendor: hop-by-hop ones; every header any vendor's SDK may carry the Genway
  * key in (whichever vendor the request goes to); the client's Accept-Encoding (the vendor picks an encoding the
  * client then gets as is); what Genway sets itself (Host, Via); Expect, already answered by this server.
  */
-const DROP_FROM_REQUEST = new Set([
+const DROP_FROM_REQUEST = new HeaderNames([
   ...HOP_BY_HOP,
   ...VENDORS.flatMap((v) => v.keyHeaders),
   'accept-encoding',
@@ -36,7 +56,7 @@ const DROP_FROM_REQUEST = new Set([
 /** Genway's own request id, beside (never instead of) the vendor's `x-request-id` / `request-id`. */
 export const REQUEST_ID_HEADER = 'genway-request-id';
 
-const DROP_FROM_RESPONSE = new Set([...HOP_BY_HOP, 'via']);
+const DROP_FROM_RESPONSE = new HeaderNames([...HOP_BY_HOP, 'via']);
 
 /** Genway's received-by pseudonym in `Via`; a request that already carries it has come round in a loop. */
 export const VIA_NAME = 'genway';
@@ -277,7 +297,11 @@ function upstreamHeaders(
     out.push(raw[i], raw[i + 1]);
   }
   if (key) out.push(upstream.def.keyTo.header, upstream.def.keyTo.value(key.key));
-  for (const [name, value] of upstream.defaults) if (req.headers[name] === undefined) out.push(name, value);
+  const defaults = upstream.defaults;
+  for (let i = 0; i < defaults.length; i++) {
+    const [name, value] = defaults[i];
+    if (req.headers[name] === undefined) out.push(name, value);
+  }
   const via = req.headers.via;
   out.push('Via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY);
   return out;

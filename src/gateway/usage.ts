@@ -150,35 +150,59 @@ class LinesSink implements Sink {
 /** Usage sits at the end of a JSON body: only this much of the tail is kept to read it from. */
 const TAIL_BYTES = 64 << 10;
 
-/** The `{...}` object that starts at `open`, parsed; undefined when it is cut short or not JSON. */
-function objectAt(text: string, open: number): unknown {
+/**
+ * The `{...}` object whose `{` is the byte at `open`, parsed; undefined when it is cut short or not JSON. It reads
+ * UTF-8 bytes: the ones it looks for (quote, backslash, braces) never occur inside a multi-byte character.
+ */
+function objectAt(bytes: Buffer, open: number): unknown {
   let depth = 0;
   let inString = false;
-  for (let i = open; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+  for (let i = open; i < bytes.length; i++) {
+    const c = bytes[i];
     if (inString) {
       if (c === 92 /* \ */) i++;
       else if (c === 34 /* " */) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 /* { */) depth++;
-    else if (c === 125 /* } */ && --depth === 0) return parsed(text.slice(open, i + 1));
+    else if (c === 125 /* } */ && --depth === 0) return parsed(bytes.toString('utf8', open, i + 1));
   }
   return undefined;
 }
 
-/** `: {` right after a key (sticky: matched exactly at lastIndex). */
-const COLON_OBJECT = /\s*:\s*\{/y;
+/** JSON's whitespace: space, line feed, carriage return, tab. */
+const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+
+/** Where the `{` of `: {` right after a key at `from` is, or -1. */
+function objectAfterKey(bytes: Buffer, from: number): number {
+  let i = from;
+  while (i < bytes.length && isSpace(bytes[i])) i++;
+  if (bytes[i] !== 58 /* : */) return -1;
+  i++;
+  while (i < bytes.length && isSpace(bytes[i])) i++;
+  return bytes[i] === 123 /* { */ ? i : -1;
+}
+
+/** Each format's key, encoded once: a search for a string encodes it on every call. */
+const keyBytes = new Map<string, Buffer>();
+
+function bytesOf(key: string): Buffer {
+  let bytes = keyBytes.get(key);
+  if (!bytes) keyBytes.set(key, (bytes = Buffer.from(key)));
+  return bytes;
+}
 
 /**
- * The last usage object in a JSON text: the last `"usage": {` (or the format's key) whose object holds the
- * format's marker. A scan from the end, not a parse of the whole body: cheaper, and it also reads a body cut short
- * (client gone) or a Gemini stream array whose last chunk carries the totals.
+ * The last usage object in a JSON body: the last `"usage": {` (or the format's key) whose object holds the
+ * format's marker. A byte search from the end, not a parse of the whole body: cheaper (only the usage object is
+ * decoded), and it also reads a body cut short (client gone) or a Gemini stream array whose last chunk carries the
+ * totals.
  */
-function lastUsage(text: string, key: string, marker: string): Obj | undefined {
-  for (let at = text.lastIndexOf(key); at !== -1; at = at > 0 ? text.lastIndexOf(key, at - 1) : -1) {
-    COLON_OBJECT.lastIndex = at + key.length;
-    if (!COLON_OBJECT.test(text)) continue;
-    const usage = objectAt(text, COLON_OBJECT.lastIndex - 1);
+function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined {
+  const needle = bytesOf(key);
+  for (let at = bytes.lastIndexOf(needle); at !== -1; at = at > 0 ? bytes.lastIndexOf(needle, at - 1) : -1) {
+    const open = objectAfterKey(bytes, at + needle.length);
+    if (open === -1) continue;
+    const usage = objectAt(bytes, open);
     if (typeof usage === 'object' && usage !== null && marker in usage) return usage as Obj;
   }
   return undefined;
@@ -204,11 +228,7 @@ class JsonSink implements Sink {
     if (!body) return [];
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
-    // Decode only from the first occurrence of the key on (usage sits at the end; the rest is content).
-    const first = bytes.indexOf(body.key);
-    if (first === -1) return [];
-    const text = bytes.toString('utf8', first);
-    const usage = lastUsage(text, body.key, body.marker);
+    const usage = lastUsage(bytes, body.key, body.marker);
     if (!usage) return [];
     const acc = new UsageAccumulator();
     body.read(usage, acc);

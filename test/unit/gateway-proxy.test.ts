@@ -1,4 +1,4 @@
-import { millis } from '../../src/gateway/proxy';
+import { HeaderNames, millis } from '../../src/gateway/proxy';
 
 describe('millis (X-Genway-Overhead-Ms)', () => {
   test('writes what toFixed(3) writes for times from nothing to minutes', () => {
@@ -8,5 +8,28 @@ describe('millis (X-Genway-Overhead-Ms)', () => {
     // And a spread of measured-looking values: sums of performance.now() differences.
     for (let i = 1; i < 2000; i++) values.push((i * 7919) / 104729 + i / 3);
     for (const v of values) expect([v, millis(v)]).toEqual([v, v.toFixed(3)]);
+  });
+});
+
+describe('HeaderNames', () => {
+  const names = ['te', 'via', 'x-api-key', 'connection', 'keep-alive', 'authorization', 'te'];
+  const set = new HeaderNames(names);
+
+  test('holds exactly its names: not others of the same length, a prefix, another case or the empty name', () => {
+    for (const name of names) expect(set.has(name)).toBe(true);
+    // Built at run time, as the HTTP parser's names are (not the same string objects as the set's).
+    expect(set.has(['x-api', '-key'].join(''))).toBe(true);
+    for (const other of [
+      'tx',
+      'vib',
+      'x-api-kez',
+      'connectioN',
+      'Connection',
+      'x-api-ke',
+      'authorizations',
+      '',
+      'accept',
+    ])
+      expect([other, set.has(other)]).toEqual([other, false]);
   });
 });

@@ -140,6 +140,21 @@ describe('usage read from responses as they pass', () => {
     );
   });
 
+  test('a JSON body read as bytes: JSON whitespace around the colon, multi-byte text, braces and escaped quotes in strings', async () => {
+    const body = Buffer.from(
+      '{"content":[{"type":"text","text":"caf\u00e9 ✓ 😀 \\"usage\\": {\\"output_tokens\\": 1}"}],' +
+        '"usage"\r\n\t :  \n{"input_tokens":6,"service_tier":"é } { \\" ✓","output_tokens":4}}',
+    );
+    expect(JSON.parse(body.toString()).usage.output_tokens).toBe(4); // the body is valid JSON
+    for (const size of [1, 5, body.length])
+      expect((await read(messages, 'application/json', body, size))?.usage).toEqual(tokens(6, 4));
+    // `"usage"` not followed by `: {` (a string value) is passed over for the object before it.
+    const stringAfter = Buffer.from(
+      '{"usage":{"input_tokens":2,"output_tokens":1},"meta":{"label":"usage","usage" : "none"}}',
+    );
+    expect((await read(messages, 'application/json', stringAfter))?.usage).toEqual(tokens(2, 1));
+  });
+
   test('a JSON body cut short still yields the usage that arrived', async () => {
     const body = Buffer.from(
       '{"output":[{"text":"hi"}],"usage":{"input_tokens":5,"output_tokens":2},"user":nu',
