@@ -30,8 +30,7 @@ export class FreshReads<T> {
   peek(accountId: string, now = this.clock.now()): T | undefined {
     const entry = this.known.get(accountId);
     if (entry === undefined) return undefined;
-    if (now - entry.readAt >= this.freshMs && !entry.loading)
-      void this.read(accountId).catch(() => {});
+    if (now - entry.readAt >= this.freshMs && !entry.loading) void this.read(accountId).catch(() => {});
     return entry.value;
   }
 

@@ -196,8 +196,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       chunks.push(chunk);
     };
     req.on('data', onData);
-    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
-    req.once('error', reject);
+    // `on`, not `once`: each is emitted at most once, and `once` wraps and later removes a listener per request.
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.on('error', reject);
   });
 }
 
@@ -427,7 +428,8 @@ export function createGateway({
 
   /** The one 'close' listener of a gateway response: the proxy's end of it, then metrics and the access line. */
   function finish(req: IncomingMessage, res: ServerResponse, call: Call): void {
-    res.once('close', () => {
+    res.on('close', () => {
+      // A response closes once: `on` spares the wrapper and the removal `once` makes per request.
       call.forwarding?.close();
       call.span?.end(res.statusCode, res.writableFinished);
       const { requestId, start, route } = call;
