@@ -250,6 +250,18 @@ function modelsOf(
   }
 }
 
+/**
+ * A top-level field that is `model` in another case (`Model`, `MODEL`), if any. JSON.parse keeps it apart from
+ * `model`, but Go's encoding/json (Ollama and other OpenAI-compatible servers behind a custom base URL) matches field
+ * names without regard to case, the last one winning: the allow-list would check one model and the back end run the
+ * other. Looked for only for keys with an allow-list.
+ */
+function modelLookalike(body: Json): string | undefined {
+  for (const name in body)
+    if (name !== 'model' && name.length === 5 && name.toLowerCase() === 'model') return name;
+  return undefined;
+}
+
 /** USD per million tokens is micro-USD per token. */
 function cost(price: Price, u: TokenUsage): number {
   return (
@@ -574,6 +586,13 @@ export function createGateway({
             "model: required (a string) to check this key's model allow-list",
           );
         assertModelAllowed(auth, model);
+      }
+      const lookalike = spec?.model === 'body' && json ? modelLookalike(json) : undefined;
+      if (lookalike !== undefined) {
+        throw new ApiError(
+          'invalid_request',
+          `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
+        );
       }
     }
     const model = spec?.model === 'batch' ? undefined : models[0];

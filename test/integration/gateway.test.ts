@@ -412,6 +412,29 @@ describe('LLM gateway on the wire', () => {
     }
   });
 
+  test('a key with an allow-list: a second model field in other case is refused, as a case-blind back end would run it', async () => {
+    const restricted = await fundedKey(gw.h.services, 100, { models: ['claude-only'] });
+    const body = '{"model":"claude-only","max_tokens":8,"messages":[],"MODEL":"claude-other"}';
+    const before = vendor.received.length;
+    const refused = await post('/v1/messages', { 'x-api-key': restricted.key }, body);
+    expect(refused.status).toBe(400);
+    expect(JSON.parse(refused.body.toString())).toEqual({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        message: expect.stringMatching(/^MODEL: a second model field spelled in other case/),
+      },
+    });
+    expect(vendor.received.length).toBe(before); // nothing reached the vendor
+    // Without an allow-list nothing is checked: the bytes pass as sent.
+    const passed = await post('/v1/messages', { 'x-api-key': key }, body);
+    expect(passed.status).toBe(200);
+    expect(vendor.last().body.toString()).toBe(body);
+    // The allow-listed model alone passes.
+    const alone = await post('/v1/messages', { 'x-api-key': restricted.key }, '{"model":"claude-only"}');
+    expect(alone.status).toBe(200);
+  });
+
   test('metrics: tokens by vendor, model (priced ones by name, others as `other`) and type; upstream codes; overhead and first-byte histograms', async () => {
     await post('/v1/messages', { 'x-api-key': key }, '{"model":"claude-metrics","stream":true}');
     await settled(async () => Object.keys(await gw.h.services.store.usage.get(keyId)).length, 1);
