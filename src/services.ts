@@ -175,6 +175,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     budgetGuard,
     balanceGuard,
     charges,
+    clock,
   });
   const usageReports = new UsageReports(store.accounts, clock, () => gateway.flushUsage());
   const recentStats = new RecentStats(metrics, store.recentStats, clock, config.stats.stepMs, logger);

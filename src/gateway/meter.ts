@@ -1,5 +1,6 @@
 import type { UsageDelta } from '../accounts/usage';
 import { AT, dayOf, emptyRow } from '../accounts/usage';
+import { systemClock, type Clock } from '../clock';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { ModelUsage, TokenUsage, UsageStore } from './store';
@@ -67,6 +68,8 @@ export class UsageMeter {
      * is counted under `other`, or every random name would be a new series on /metrics.
      */
     private readonly labelled: ReadonlySet<string> = new Set(),
+    /** Dates each call's usage (its day's rows), as the ledger, budgets and charges date theirs. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
@@ -77,7 +80,7 @@ export class UsageMeter {
     usage: TokenUsage,
     requests = 1,
   ): void {
-    const now = Date.now();
+    const now = this.clock.now();
     // dayOf answers today from its one-day cache: no Date or ISO string per call.
     const entry = this.entry(vendor, caller.accountId, caller.keyId, model, dayOf(now), now);
     addInto(entry.totals, usage, requests);

@@ -6,6 +6,7 @@ import { KeyHashMemo } from '../accounts/api-keys';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import type { BalanceGuard, BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
+import type { Clock } from '../clock';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
 import { admit, keyInAuthorization, vendorAuthMessages, type AuthMessages } from '../http/auth';
@@ -53,6 +54,8 @@ export interface GatewayDeps {
   balanceGuard: BalanceGuard;
   /** Where priced calls' prices go: tabs posted to the ledger (and journaled, Redis mode). */
   charges: GatewayCharges;
+  /** Dates the metered usage (the system's clock when absent). */
+  clock?: Clock;
 }
 
 export interface Gateway {
@@ -306,6 +309,7 @@ export function createGateway({
   budgetGuard,
   balanceGuard,
   charges,
+  clock,
 }: GatewayDeps): Gateway {
   const gateway = config.gateway;
   const upstreams = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
@@ -330,6 +334,7 @@ export function createGateway({
     logger,
     gateway.usageFlushMs,
     new Set(Object.keys(gateway.prices)),
+    clock,
   );
   const objects = store.vendorObjects;
   const observeRequest = requestObserver(metrics);

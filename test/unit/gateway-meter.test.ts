@@ -128,37 +128,34 @@ describe('UsageMeter', () => {
       logger,
       60_000,
       PRICED,
+      { now: () => at },
     );
     const KEY_2 = { keyId: 'key_2', accountId: 'acct_1' };
-    const now = jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 10, 26, 23, 59, 59));
-    try {
-      for (let i = 0; i < 3; i++) {
-        meter.add('anthropic', KEY_1, 'm', call(1, 0));
-        meter.add('anthropic', KEY_1, 'o', call(10, 0));
-        meter.add('openai', KEY_1, 'm', call(100, 0));
-        meter.add('anthropic', KEY_2, 'm', call(1000, 0));
-      }
-      now.mockReturnValue(Date.UTC(2026, 10, 27, 0, 0, 1)); // the next UTC day: a sum of its own
-      meter.add('openai', KEY_1, 'm', call(7, 0)); // the key's latest entry, but of the day before
-      await meter.flush();
-      expect(await store.get('key_1')).toMatchObject({
-        m: { requests: 7, input: 3 + 300 + 7 },
-        o: { requests: 3, input: 30 },
-      });
-      expect(await store.get('key_2')).toMatchObject({ m: { requests: 3, input: 3000 } });
-      // The rollups are per day: key_1's m of the 26th (both vendors) and of the 27th apart.
-      const m1 = rollups.filter((r) => r.keyId === 'key_1' && r.model === 'm');
-      expect(m1.map((r) => [new Date(r.at).toISOString().slice(0, 10), r.requests]).sort()).toEqual([
-        ['2026-11-26', 3],
-        ['2026-11-26', 3],
-        ['2026-11-27', 1],
-      ]);
-      // After a flush, the same key and model start a new sum (nothing is added to the one written).
-      meter.add('openai', KEY_1, 'm', call(5, 0));
-      await meter.flush();
-      expect((await store.get('key_1')).m).toMatchObject({ requests: 8, input: 315 });
-    } finally {
-      now.mockRestore();
+    let at = Date.UTC(2026, 10, 26, 23, 59, 59);
+    for (let i = 0; i < 3; i++) {
+      meter.add('anthropic', KEY_1, 'm', call(1, 0));
+      meter.add('anthropic', KEY_1, 'o', call(10, 0));
+      meter.add('openai', KEY_1, 'm', call(100, 0));
+      meter.add('anthropic', KEY_2, 'm', call(1000, 0));
     }
+    at = Date.UTC(2026, 10, 27, 0, 0, 1); // the next UTC day: a sum of its own
+    meter.add('openai', KEY_1, 'm', call(7, 0)); // the key's latest entry, but of the day before
+    await meter.flush();
+    expect(await store.get('key_1')).toMatchObject({
+      m: { requests: 7, input: 3 + 300 + 7 },
+      o: { requests: 3, input: 30 },
+    });
+    expect(await store.get('key_2')).toMatchObject({ m: { requests: 3, input: 3000 } });
+    // The rollups are per day: key_1's m of the 26th (both vendors) and of the 27th apart.
+    const m1 = rollups.filter((r) => r.keyId === 'key_1' && r.model === 'm');
+    expect(m1.map((r) => [new Date(r.at).toISOString().slice(0, 10), r.requests]).sort()).toEqual([
+      ['2026-11-26', 3],
+      ['2026-11-26', 3],
+      ['2026-11-27', 1],
+    ]);
+    // After a flush, the same key and model start a new sum (nothing is added to the one written).
+    meter.add('openai', KEY_1, 'm', call(5, 0));
+    await meter.flush();
+    expect((await store.get('key_1')).m).toMatchObject({ requests: 8, input: 315 });
   });
 });
