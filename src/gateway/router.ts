@@ -28,7 +28,13 @@ import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type Response
 import { RouteTable, type Resolution } from './routes';
 import { bindUpstreams, type Upstream } from './upstream';
 import { createUsageTap, type UsageReading, type UsageTap } from './usage';
-import type { RevealedObject, RouteSpec, UsageFormat, VendorDefinition } from './vendor';
+import {
+  modelLookalike,
+  type RevealedObject,
+  type RouteSpec,
+  type UsageFormat,
+  type VendorDefinition,
+} from './vendor';
 import { VENDORS } from './vendors';
 import { proxyWebSocket } from './websocket';
 
@@ -253,16 +259,41 @@ function modelsOf(
   }
 }
 
-/**
- * A top-level field that is `model` in another case (`Model`, `MODEL`), if any. JSON.parse keeps it apart from
- * `model`, but Go's encoding/json (Ollama and other OpenAI-compatible servers behind a custom base URL) matches field
- * names without regard to case, the last one winning: the allow-list would check one model and the back end run the
- * other. Looked for only for keys with an allow-list.
- */
-function modelLookalike(body: Json): string | undefined {
-  for (const name in body)
-    if (name !== 'model' && name.length === 5 && name.toLowerCase() === 'model') return name;
+/** The lookalike of a request body where the route reads its model: the top level, or each batch request's params. */
+function lookalikeOf(spec: RouteSpec | undefined, body: Json | undefined): string | undefined {
+  if (!body) return undefined;
+  if (spec?.model === 'body') return modelLookalike(body);
+  if (spec?.model !== 'batch' || !Array.isArray(body.requests)) return undefined;
+  for (let i = 0; i < body.requests.length; i++) {
+    const params = (body.requests[i] as { params?: unknown } | null)?.params;
+    if (typeof params !== 'object' || params === null) continue;
+    const found = modelLookalike(params as Json);
+    if (found !== undefined) return `requests[${i}].params.${found}`;
+  }
   return undefined;
+}
+
+/**
+ * A key's allow-list against the models a call runs (each a string it holds) and a field that is `model` in another
+ * case; throws the refusal. Keys without an allow-list pass.
+ */
+function assertModelsAllowed(auth: AuthContext, models: unknown[], lookalike: string | undefined): void {
+  if (!auth.models) return;
+  if (models.length === 0) models = [undefined];
+  for (const model of models) {
+    if (typeof model !== 'string' || !model)
+      throw new ApiError(
+        'invalid_request',
+        "model: required (a string) to check this key's model allow-list",
+      );
+    assertModelAllowed(auth, model);
+  }
+  if (lookalike !== undefined) {
+    throw new ApiError(
+      'invalid_request',
+      `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
+    );
+  }
 }
 
 /** USD per million tokens is micro-USD per token. */
@@ -583,23 +614,7 @@ export function createGateway({
         'model: must not hold a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)',
       );
     }
-    if (auth.models && models.length) {
-      for (const model of models) {
-        if (!model)
-          throw new ApiError(
-            'invalid_request',
-            "model: required (a string) to check this key's model allow-list",
-          );
-        assertModelAllowed(auth, model);
-      }
-      const lookalike = spec?.model === 'body' && json ? modelLookalike(json) : undefined;
-      if (lookalike !== undefined) {
-        throw new ApiError(
-          'invalid_request',
-          `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
-        );
-      }
-    }
+    if (auth.models && models.length) assertModelsAllowed(auth, models, lookalikeOf(spec, json));
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
     if (needsBalance(models)) {
@@ -796,17 +811,12 @@ export function createGateway({
         query: r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest,
         admit: () =>
           admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
-        check: async (auth, model) => {
-          if (auth.models) {
-            if (!model)
-              throw new ApiError(
-                'invalid_request',
-                "model: required (a string) to check this key's model allow-list",
-              );
-            assertModelAllowed(auth, model);
-          }
+        allowed: (auth, asked) => assertModelsAllowed(auth, asked.models, asked.lookalike),
+        check: async (auth, asked) => {
+          assertModelsAllowed(auth, asked.models, asked.lookalike);
           await budgetGuard?.check(auth);
-          if (model && prices.has(model)) await balanceGuard.check(auth.accountId);
+          if (asked.models.some((m) => typeof m === 'string' && prices.has(m)))
+            await balanceGuard.check(auth.accountId);
         },
         key: upstream.nextKey(),
         requestId: requestIdOf(req),

@@ -208,3 +208,15 @@ export function captures(re: RegExp, text: string): string[] {
   for (const m of text.matchAll(re)) if (m[1]) out.push(m[1]);
   return out;
 }
+
+/**
+ * A field that is `model` in another case (`Model`, `MODEL`), if any. JSON.parse keeps it apart from `model`, but
+ * Go's encoding/json (Ollama and other OpenAI-compatible servers behind a custom base URL) matches field names without
+ * regard to case, the last one winning: the allow-list would check one model and the back end run the other. Looked
+ * for only for keys with an allow-list.
+ */
+export function modelLookalike(object: Record<string, unknown>): string | undefined {
+  for (const name in object)
+    if (name !== 'model' && name.length === 5 && name.toLowerCase() === 'model') return name;
+  return undefined;
+}

@@ -9,7 +9,7 @@ import { hasOwnVia, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
-import { UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
+import { modelLookalike, UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
 import { VENDORS } from './vendors';
 
 /**
@@ -36,6 +36,29 @@ const DROP = new Set([
   'transfer-encoding',
 ]);
 
+/**
+ * The models a client message names: its `model`, and its `response.model` (the event's two shapes), each when
+ * present, whatever its type; and a field that is `model` in another case at either level (see modelLookalike).
+ */
+export interface AskedModels {
+  models: unknown[];
+  lookalike: string | undefined;
+}
+
+export function askedModels(event: Record<string, unknown>): AskedModels {
+  const models: unknown[] = [];
+  if (event.model !== undefined) models.push(event.model);
+  let lookalike = modelLookalike(event);
+  const response = event.response;
+  if (typeof response === 'object' && response !== null && !Array.isArray(response)) {
+    const inner = response as Record<string, unknown>;
+    if (inner.model !== undefined) models.push(inner.model);
+    const found = modelLookalike(inner);
+    if (found !== undefined) lookalike ??= `response.${found}`;
+  }
+  return { models, lookalike };
+}
+
 /** A client message larger than this cannot be checked before it goes on: the connection is closed (1009). */
 const MAX_CHECKED_MESSAGE = 16 << 20;
 
@@ -53,8 +76,10 @@ export interface WebSocketProxyOptions {
   logger: Logger;
   /** Admission with the key of the upgrade request: 401 and 429 as for any request. */
   admit(): AuthContext | Promise<AuthContext>;
-  /** Allow-list and balance for one response's model; throws the refusal. */
-  check(auth: AuthContext, model: string | undefined): Promise<void>;
+  /** Allow-list, budget and balance for a message that starts a response; throws the refusal. */
+  check(auth: AuthContext, asked: AskedModels): Promise<void>;
+  /** The allow-list alone, for any other message that names a model; throws the refusal. */
+  allowed(auth: AuthContext, asked: AskedModels): void;
   /** The vendor key (and origin) this connection uses; no other is tried (see docs/decisions.md). */
   key: VendorKey | undefined;
   onUsage(auth: AuthContext, model: string | undefined, readings: UsageReading[]): void;
@@ -347,24 +372,32 @@ function splice(
     }
   };
   const checkMessage = async (raw: Buffer[], payload: Buffer) => {
-    const text = payload.toString('utf8');
-    if (!text.includes('response.create')) return forward(Buffer.concat(raw));
-    let event: { type?: unknown; model?: unknown; response?: { model?: unknown } } | undefined;
+    // Every text message is read: JSON escapes decode to the same names and values (`"response\u002ecreate"` is
+    // `response.create`), so no test on the raw text can tell which messages start a response or name a model.
+    let event: unknown;
     try {
-      event = JSON.parse(text) as typeof event;
+      event = JSON.parse(payload.toString('utf8'));
     } catch {
       return forward(Buffer.concat(raw)); // not JSON: the vendor answers it
     }
-    if (event?.type !== 'response.create') return forward(Buffer.concat(raw));
-    const model = event.model ?? event.response?.model;
+    if (typeof event !== 'object' || event === null || Array.isArray(event))
+      return forward(Buffer.concat(raw));
+    const message = event as Record<string, unknown>;
+    const asked = askedModels(message);
     try {
+      if (message.type !== 'response.create') {
+        // Not a request, but a model named in it may be one a vendor acts on: the allow-list holds for it too.
+        if (auth.models && (asked.models.length || asked.lookalike !== undefined)) o.allowed(auth, asked);
+        return forward(Buffer.concat(raw));
+      }
       // Each response is a request: the key may have been revoked or run out of rate since the upgrade.
       await o.admit();
-      await o.check(auth, typeof model === 'string' ? model : undefined);
+      await o.check(auth, asked);
     } catch (err) {
       const apiError = err instanceof ApiError ? err : new ApiError('internal', 'Internal server error');
       return refuse(apiError, apiError.status === 401);
     }
+    const model = asked.models[0];
     requested.push(typeof model === 'string' ? model : undefined);
     forward(Buffer.concat(raw));
   };

@@ -135,6 +135,27 @@ export function batchJson(model: string): Buffer {
   );
 }
 
+/**
+ * A body whose model is `model`, with a second model field in other case beside it (at the top level, or in a
+ * batch request's params), and the name Genway's refusal gives that field; none for a route without a JSON model.
+ */
+export function lookalikeBody(
+  vendor: VendorDefinition,
+  spec: RouteSpec,
+  model: string,
+  other: string,
+): { body: Buffer; contentType: string; field: string } | undefined {
+  const contentType = 'application/json';
+  if (spec.model === 'body')
+    return { body: oddJson(bodyModel(vendor, model), `"MODEL":"${other}"`), contentType, field: 'MODEL' };
+  if (spec.model !== 'batch') return undefined;
+  const body = Buffer.from(
+    `{"requests":[{"custom_id":"c1","params":{"model":"${model}","max_tokens":1}},` +
+      `{"custom_id":"c2","params":{"model":"${model}","Model":"${other}","max_tokens":1}}]}`,
+  );
+  return { body, contentType, field: 'requests[1].params.Model' };
+}
+
 export const BOUNDARY = 'conformance-7MA4YWxkTrZu0gW';
 export const MULTIPART = `multipart/form-data; boundary=${BOUNDARY}`;
 

@@ -13,6 +13,7 @@ import {
   fill,
   hasBody,
   keyHeaderNames,
+  lookalikeBody,
   modelBody,
   MULTIPART,
   multipartBody,
@@ -496,6 +497,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
       await ctx.gw.h.services.accounts.revokeKey(revoked.keyId);
       const r = requestFor(vendor, spec, n);
       const withModel = requestFor(vendor, spec, n, undefined, modelBody(vendor, spec, n));
+      const lookalike = lookalikeBody(vendor, spec, SAMPLE_MODEL, 'some-other-model');
       const wrong = undeclaredMethod(vendor, r.path);
       const declared = declaredMethods(vendor, r.path);
       const [
@@ -505,6 +507,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
         looped,
         allowed,
         excluded,
+        caseBlind,
         wrongMethod,
         [limitedFirst, limitedSecond],
       ] = await Promise.all([
@@ -514,6 +517,15 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
         send(ctx, vendor, { ...r, headers: { via: '1.1 edge, 1.1 genway' } }, mount, first(vendor, key)),
         send(ctx, vendor, withModel, mount, first(vendor, allowListed.key)),
         hasModel(spec) ? send(ctx, vendor, withModel, mount, first(vendor, outside.key)) : undefined,
+        lookalike
+          ? send(
+              ctx,
+              vendor,
+              requestFor(vendor, spec, n, undefined, lookalike),
+              mount,
+              first(vendor, allowListed.key),
+            )
+          : undefined,
         send(ctx, vendor, { method: wrong, path: r.path, query: QUERY }, mount, first(vendor, key)),
         (async () => {
           const one = await send(ctx, vendor, r, mount, first(vendor, limited.key));
@@ -589,6 +601,17 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
           403,
           `This API key has no access to model ${SAMPLE_MODEL}`,
           NO_RETRY,
+        );
+      }
+      if (caseBlind && lookalike) {
+        // Go's encoding/json matches field names regardless of case: a back end would run the other model.
+        actual['a key whose allow-list holds the model, with a second model field in other case'] =
+          refusal(caseBlind);
+        expected['a key whose allow-list holds the model, with a second model field in other case'] = refused(
+          vendor,
+          caseBlind,
+          400,
+          `${lookalike.field}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
         );
       }
       expectOutcomes(actual, expected);

@@ -234,6 +234,60 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     client.ws.close();
   });
 
+  test('a key with an allow-list: escapes, a second model under response, a MODEL field and a model on another event are all checked', async () => {
+    const { key } = await fundedKey(gw.h.services, 10, { models: ['gpt-ws'] });
+    const client = await connect(wsUrl(), key);
+    const refusals = [
+      // JSON escapes decode to the same type and name: the vendor reads response.create and model.
+      ['{"type":"response\\u002ecreate","model":"gpt-forbidden","input":"x"}', 403, 'model_not_found'],
+      ['{"type":"response.create","mod\\u0065l":"gpt-forbidden","input":"x"}', 403, 'model_not_found'],
+      // Both shapes of the event at once: each model named is checked, not only the first.
+      [
+        '{"type":"response.create","model":"gpt-ws","response":{"model":"gpt-forbidden"}}',
+        403,
+        'model_not_found',
+      ],
+      // A case-blind back end would run MODEL.
+      ['{"type":"response.create","model":"gpt-ws","MODEL":"gpt-forbidden"}', 400, undefined],
+      ['{"type":"response.create","response":{"model":"gpt-ws","Model":"gpt-forbidden"}}', 400, undefined],
+      // Not a response, but a model the vendor may act on later.
+      ['{"type":"session.update","model":"gpt-forbidden"}', 403, 'model_not_found'],
+    ] as const;
+    for (const [i, [message, status, code]] of refusals.entries()) {
+      client.ws.send(message);
+      const refusal = (await client.until(i + 1))[i];
+      expect(refusal).toMatchObject({ type: 'error', status, error: { type: 'invalid_request_error' } });
+      if (code) expect(refusal).toMatchObject({ error: { code } });
+      else
+        expect((refusal.error as { message: string }).message).toMatch(
+          /^(response\.)?(MODEL|Model): a second model field/,
+        );
+    }
+    // The connection stays usable, and only the allowed response reached the vendor.
+    client.ws.send(JSON.stringify({ type: 'session.update', model: 'gpt-ws' }));
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'y' }));
+    const events = await client.until(refusals.length + 4);
+    expect(events[events.length - 1].type).toBe('response.completed');
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.messages).toEqual([
+      { type: 'session.update', model: 'gpt-ws' },
+      { type: 'response.create', model: 'gpt-ws', input: 'y' },
+    ]);
+    client.ws.close();
+  });
+
+  test('a key without an allow-list: escaped and other-case fields pass to the vendor as sent', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send('{"type":"response\\u002ecreate","model":"gpt-ws","MODEL":"other","input":"x"}');
+    expect((await client.until(4))[3].type).toBe('response.completed');
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.messages).toEqual([
+      { type: 'response.create', model: 'gpt-ws', MODEL: 'other', input: 'x' },
+    ]);
+    client.ws.close();
+  });
+
   test('a key revoked while connected: its next response is refused and the connection closed (1008)', async () => {
     const { key, keyId } = await fundedKey(gw.h.services);
     const client = await connect(wsUrl(), key);
