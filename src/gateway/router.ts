@@ -22,6 +22,7 @@ import type { VendorObjectStore } from './objects';
 import type { UsageStore } from './store';
 import type { TokenUsage } from './store';
 import type { GatewayCharges } from './charges';
+import { formValues, nameMentions } from './form';
 import { UsageMeter } from './meter';
 import type { ObjectOwner } from './objects';
 import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
@@ -259,6 +260,28 @@ function modelsOf(
   }
 }
 
+/**
+ * The model field of a multipart form, read as the vendor's parser reads it (./form.ts). A form naming it twice is
+ * refused: Go's FormValue runs the first and Python's frameworks the last, so an allow-list or a price could be
+ * checked against one model while the vendor runs the other.
+ */
+async function formModel(body: Buffer, contentType: string | undefined): Promise<string | undefined> {
+  const values = (await formValues(body, contentType, 'model')) ?? [];
+  if (values.length > 1) {
+    throw new ApiError(
+      'invalid_request',
+      `model: given ${values.length} times in the form; a vendor runs the first or the last, so it must be given once`,
+    );
+  }
+  if (nameMentions(body, 'model') > values.length) {
+    throw new ApiError(
+      'invalid_request',
+      'model: the form names it in a way multipart parsers read differently (an encoded or repeated name parameter, or a part inside another); send it once, as name="model"',
+    );
+  }
+  return values[0] ?? undefined;
+}
+
 /** The lookalike of a request body where the route reads its model: the top level, or each batch request's params. */
 function lookalikeOf(spec: RouteSpec | undefined, body: Json | undefined): string | undefined {
   if (!body) return undefined;
@@ -288,12 +311,16 @@ function assertModelsAllowed(auth: AuthContext, models: unknown[], lookalike: st
       );
     assertModelAllowed(auth, model);
   }
-  if (lookalike !== undefined) {
-    throw new ApiError(
-      'invalid_request',
-      `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
-    );
-  }
+  refuseLookalike(lookalike);
+}
+
+/** Refuses a second model field in other case: what a case-blind back end runs is not what was checked or priced. */
+function refuseLookalike(lookalike: string | undefined): void {
+  if (lookalike === undefined) return;
+  throw new ApiError(
+    'invalid_request',
+    `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the model Genway checked and prices`,
+  );
 }
 
 /** USD per million tokens is micro-USD per token. */
@@ -605,7 +632,7 @@ export function createGateway({
     // prices line up whatever version string the vendor answers with.
     const models =
       spec?.model === 'form'
-        ? [body ? formField(body, req.headers['content-type'], 'model') : undefined]
+        ? [body ? await formModel(body, req.headers['content-type']) : undefined]
         : modelsOf(spec, vendor, params, json);
     // Text JSON.parse accepts but no store or vendor can hold: refused before anything moves.
     if (models.some((m) => m !== undefined && !m.isWellFormed())) {
@@ -614,10 +641,12 @@ export function createGateway({
         'model: must not hold a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)',
       );
     }
+    const priced = needsBalance(models);
     if (auth.models && models.length) assertModelsAllowed(auth, models, lookalikeOf(spec, json));
+    else if (priced) refuseLookalike(lookalikeOf(spec, json));
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
-    if (needsBalance(models)) {
+    if (priced) {
       const balanceRead = balanceGuard.check(auth.accountId);
       if (balanceRead) await balanceRead;
     }
@@ -855,29 +884,6 @@ function namedObjects(
   }
   // No vendor id holds a NUL (a decoded %00): Genway's own markers do, and a client cannot name them.
   return ids.filter((id) => !id.includes('\u0000') && id.isWellFormed());
-}
-
-/** A text field of a multipart/form-data body (the model of an audio or image upload). */
-export function formField(body: Buffer, contentType: string | undefined, name: string): string | undefined {
-  const boundary = /boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? '');
-  if (!boundary) return undefined;
-  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}`);
-  const disposition = new RegExp(`^content-disposition:\\s*form-data;\\s*name="${name}"\\s*(;|$)`, 'im');
-  for (let at = body.indexOf(delimiter); at !== -1; ) {
-    const next = body.indexOf(delimiter, at + delimiter.length);
-    if (next === -1) break;
-    const part = body.subarray(at + delimiter.length, next);
-    const split = part.indexOf('\r\n\r\n');
-    if (split !== -1 && part.length - split < 4096) {
-      const head = part.subarray(0, split).toString('latin1');
-      if (disposition.test(head.trim())) {
-        const value = part.subarray(split + 4).toString('utf8');
-        return value.endsWith('\r\n') ? value.slice(0, -2) : value;
-      }
-    }
-    at = next;
-  }
-  return undefined;
 }
 
 function asksForUsage(json: Json): boolean {

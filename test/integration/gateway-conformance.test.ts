@@ -611,7 +611,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
           vendor,
           caseBlind,
           400,
-          `${lookalike.field}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the allow-listed model`,
+          `${lookalike.field}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the model Genway checked and prices`,
         );
       }
       expectOutcomes(actual, expected);

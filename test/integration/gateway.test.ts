@@ -433,6 +433,88 @@ describe('LLM gateway on the wire', () => {
     // The allow-listed model alone passes.
     const alone = await post('/v1/messages', { 'x-api-key': restricted.key }, '{"model":"claude-only"}');
     expect(alone.status).toBe(200);
+    // A priced model is refused so for every key: the price is the checked model's, the back end would run MODEL.
+    const sent = vendor.received.length;
+    const priced = await post(
+      '/v1/messages',
+      { 'x-api-key': key },
+      '{"model":"claude-metrics","MODEL":"claude-other"}',
+    );
+    expect(priced.status).toBe(400);
+    expect(JSON.parse(priced.body.toString()).error.message).toMatch(
+      /^MODEL: a second model field spelled in other case; .* instead of the model Genway checked and prices$/,
+    );
+    expect(vendor.received.length).toBe(sent);
+  });
+
+  test("a key with an allow-list: a form's model is the one the vendor's multipart parser reads, and two of them are refused", async () => {
+    const restricted = await fundedKey(gw.h.services, 100, { models: ['whisper-only'] });
+    const form = (...parts: string[]) => `${parts.map((p) => `--B\r\n${p}\r\n`).join('')}--B--\r\n`;
+    const model = (value: string, disposition = 'form-data; name="model"') =>
+      `Content-Disposition: ${disposition}\r\n\r\n${value}`;
+    const file = (content: string) =>
+      `Content-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\n${content}`;
+    const send = (body: string) =>
+      rawRequest(`${gw.base}/v1/audio/transcriptions`, {
+        headers: {
+          authorization: `Bearer ${restricted.key}`,
+          'content-type': 'multipart/form-data; boundary=B',
+        },
+        body,
+      });
+    const refusals: [string, string, number, RegExp][] = [
+      // A delimiter not at a line start is file content to every multipart parser: the model is the real part's.
+      [
+        'a lookalike part inside the file',
+        form(file(`RIFF--B\r\n${model('whisper-only')}`), model('whisper-forbidden')),
+        400,
+        /^model: the form names it in a way multipart parsers read differently/,
+      ],
+      // Go decodes an RFC 2231 name, busboy does not; Python keeps the last of two name parameters.
+      [
+        'an encoded name',
+        form(model('whisper-forbidden', "form-data; name*=utf-8''model"), model('whisper-only')),
+        400,
+        /^model: the form names it/,
+      ],
+      [
+        'two name parameters',
+        form(model('whisper-only'), model('whisper-forbidden', 'form-data; name="x"; name="model"')),
+        400,
+        /^model: the form names it/,
+      ],
+      // Two model fields: Go's FormValue reads the first, Python's frameworks the last.
+      [
+        'two model fields',
+        form(model('whisper-only'), file('RIFF'), model('whisper-forbidden')),
+        400,
+        /^model: /,
+      ],
+      // Parameters in any order, and an unquoted name, are the same field.
+      [
+        'a field named after another parameter',
+        form(model('whisper-forbidden', 'form-data; x="y"; name="model"'), model('whisper-only')),
+        400,
+        /^model: /,
+      ],
+      [
+        'an unquoted name',
+        form(model('whisper-forbidden', 'form-data; name=model'), file('RIFF')),
+        403,
+        /whisper-forbidden/,
+      ],
+    ];
+    const before = vendor.received.length;
+    for (const [label, body, status, message] of refusals) {
+      const res = await send(body);
+      const { error } = JSON.parse(res.body.toString()) as { error: { message: string } };
+      expect([label, res.status, error.message]).toEqual([label, status, expect.stringMatching(message)]);
+    }
+    expect(vendor.received.length).toBe(before); // nothing reached the vendor
+    const body = form(file('RIFF--B-not-a-delimiter'), model('whisper-only'));
+    await send(body);
+    expect(vendor.received.length).toBe(before + 1);
+    expect(vendor.last().body.toString()).toBe(body);
   });
 
   test('metrics: tokens by vendor, model (priced ones by name, others as `other`) and type; upstream codes; overhead and first-byte histograms', async () => {
