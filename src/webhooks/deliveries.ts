@@ -6,7 +6,7 @@ import type { Metrics } from '../observability/metrics';
 import type { OutboundClient } from '../outbound/types';
 import type { WebhookScheme } from '../accounts/store';
 import type { WebhookSecrets } from './secrets';
-import { DestinationSlots } from './destinations';
+import { DestinationSlots, type Slot } from './destinations';
 import { genwayHeaderNames, signatureHeaders, type HeaderNames } from './signing';
 import { ApiError } from '../errors';
 import { newAccountId } from '../ids';
@@ -199,7 +199,7 @@ export class DeliveryEngine implements Deliveries {
     const slot = await this.slots.acquire(destination);
     if (!slot) return this.defer(job);
     try {
-      await this.attempt(job);
+      await this.attempt(job, slot);
     } finally {
       slot.release();
     }
@@ -215,7 +215,7 @@ export class DeliveryEngine implements Deliveries {
     });
   }
 
-  private async attempt(job: DeliveryJob): Promise<void> {
+  private async attempt(job: DeliveryJob, slot: Slot): Promise<void> {
     const { request } = job;
     const { secrets, clock, outbound, logger } = this.deps;
     const revokedAt = await secrets.revokedAt(request.accountId);
@@ -249,6 +249,7 @@ export class DeliveryEngine implements Deliveries {
     let failure: string;
     let httpStatus: number | null = null;
     try {
+      slot.sending();
       const res = await outbound.fetch(request.url, {
         method: 'POST',
         headers: {
@@ -267,6 +268,7 @@ export class DeliveryEngine implements Deliveries {
         timeoutMs: policy.timeoutMs,
         maxResponseBytes: MAX_RESPONSE_BYTES,
       });
+      slot.answered();
       this.deps.metrics.deliveryDuration.observe(
         { kind: request.kind },
         (performance.now() - started) / 1000,
@@ -284,6 +286,7 @@ export class DeliveryEngine implements Deliveries {
       }
       failure = `HTTP ${res.status}`;
     } catch (err) {
+      slot.answered();
       failure = (err as Error).message;
     }
     await this.logAttempt(job, { status: 'failed', httpStatus, latencyMs: elapsed(started), error: failure });
