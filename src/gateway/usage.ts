@@ -151,10 +151,10 @@ class LinesSink implements Sink {
 const TAIL_BYTES = 64 << 10;
 
 /**
- * The `{...}` object whose `{` is the byte at `open`, parsed; undefined when it is cut short or not JSON. It reads
- * UTF-8 bytes: the ones it looks for (quote, backslash, braces) never occur inside a multi-byte character.
+ * Where the `{...}` object whose `{` is the byte at `open` ends (the index after its `}`), or -1 when it is cut short.
+ * It reads UTF-8 bytes: the ones it looks for (quote, backslash, braces) never occur inside a multi-byte character.
  */
-function objectAt(bytes: Buffer, open: number): unknown {
+function objectEnd(bytes: Buffer, open: number): number {
   let depth = 0;
   let inString = false;
   for (let i = open; i < bytes.length; i++) {
@@ -164,9 +164,34 @@ function objectAt(bytes: Buffer, open: number): unknown {
       else if (c === 34 /* " */) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 123 /* { */) depth++;
-    else if (c === 125 /* } */ && --depth === 0) return parsed(bytes.toString('utf8', open, i + 1));
+    else if (c === 125 /* } */ && --depth === 0) return i + 1;
   }
-  return undefined;
+  return -1;
+}
+
+/**
+ * Whether the value that ended at `from` belongs to the body's top-level object (or to an element of a top-level
+ * array, Gemini's streamed JSON): what follows it closes at most that object, then that array. A usage object
+ * nested deeper is content (a tool call's arguments, a tool's schema) a model or a client wrote, never the bill.
+ */
+function atTopLevel(bytes: Buffer, from: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = from; i < bytes.length; i++) {
+    const c = bytes[i];
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
+    else if ((c === 125 /* } */ || c === 93) /* ] */ && --depth === -2) {
+      // Past its own object: only the end of a top-level array may follow.
+      if (c !== 93) return false;
+      for (let j = i + 1; j < bytes.length; j++) if (!isSpace(bytes[j])) return false;
+      return true;
+    }
+  }
+  return true;
 }
 
 /** JSON's whitespace: space, line feed, carriage return, tab. */
@@ -202,7 +227,9 @@ function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined 
   for (let at = bytes.lastIndexOf(needle); at !== -1; at = at > 0 ? bytes.lastIndexOf(needle, at - 1) : -1) {
     const open = objectAfterKey(bytes, at + needle.length);
     if (open === -1) continue;
-    const usage = objectAt(bytes, open);
+    const end = objectEnd(bytes, open);
+    if (end === -1 || !atTopLevel(bytes, end)) continue;
+    const usage = parsed(bytes.toString('utf8', open, end));
     if (typeof usage === 'object' && usage !== null && marker in usage) return usage as Obj;
   }
   return undefined;

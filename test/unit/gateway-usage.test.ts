@@ -140,6 +140,46 @@ describe('usage read from responses as they pass', () => {
     );
   });
 
+  test('a JSON body: a usage object nested after the real one (a back end that writes usage first) is content, not the bill', async () => {
+    // A model can be asked for a tool call whose input holds `usage` with the marker; a back end behind a custom base
+    // URL may put the real usage ahead of the content.
+    const usageFirst = JSON.stringify({
+      usage: { input_tokens: 1200, output_tokens: 300 },
+      content: [{ type: 'tool_use', input: { usage: { input_tokens: 1, output_tokens: 1 } } }],
+    });
+    for (const size of [1, 7, usageFirst.length])
+      expect((await read(messages, 'application/json', Buffer.from(usageFirst), size))?.usage).toEqual(
+        tokens(1200, 300),
+      );
+    // A tool's schema after the usage (Responses' `tools`), nested in arrays and objects.
+    const toolsAfter = JSON.stringify({
+      output: [],
+      usage: { input_tokens: 40, output_tokens: 9 },
+      tools: [
+        { type: 'function', parameters: { properties: { usage: { input_tokens: 0, output_tokens: 0 } } } },
+      ],
+    });
+    expect((await read(responses, 'application/json', Buffer.from(toolsAfter)))?.usage.output).toBe(9);
+    // Only nested ones: nothing is read rather than a made-up bill.
+    const nestedOnly = JSON.stringify({
+      content: [{ input: { usage: { input_tokens: 1, output_tokens: 1 } } }],
+    });
+    expect(await read(messages, 'application/json', Buffer.from(nestedOnly))).toBeNull();
+    // Gemini's streamed JSON array: each element's usageMetadata is at its top level; the last one counts.
+    const array = JSON.stringify([
+      { candidates: [], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } },
+      {
+        candidates: [
+          { content: { parts: [{ functionCall: { args: { usageMetadata: { promptTokenCount: 0 } } } }] } },
+        ],
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 5 },
+      },
+    ]);
+    expect((await read(generateContent, 'application/json', Buffer.from(array)))?.usage).toEqual(
+      tokens(3, 5),
+    );
+  });
+
   test('a JSON body read as bytes: JSON whitespace around the colon, multi-byte text, braces and escaped quotes in strings', async () => {
     const body = Buffer.from(
       '{"content":[{"type":"text","text":"caf\u00e9 ✓ 😀 \\"usage\\": {\\"output_tokens\\": 1}"}],' +
