@@ -311,10 +311,14 @@ describe.each([['memory', false], ...(redisUrl ? [['redis', true] as [string, bo
   boolean,
 ][])('a burst to one healthy receiver (%s)', (_mode, redis) => {
   test('flows through its share of slots instead of being put off', async () => {
+    // 300 webhooks through a share of 8 take 38 turns of the receiver: they drain within the 2 s an attempt waits for
+    // a fast receiver's slot while each turn takes under 50 ms. (At a share of 2, 150 turns, a loaded CI machine at
+    // 14 ms a turn ran past the wait, and the tail was put off: a test of this machine's speed, not of the rule.)
     const BURST = 300;
+    const SHARE = 8;
     const h = createHarness({
       redis,
-      overlay: { security: { allowPrivateTargets: true }, webhooks: { perDestinationConcurrency: 2 } },
+      overlay: { security: { allowPrivateTargets: true }, webhooks: { perDestinationConcurrency: SHARE } },
     });
     let open = 0;
     let maxOpen = 0;
@@ -346,14 +350,16 @@ describe.each([['memory', false], ...(redisUrl ? [['redis', true] as [string, bo
         ),
       );
       while (ids.size < BURST) await sleep(20);
-      expect(maxOpen).toBe(2);
-      // Put off once each, every attempt past the first two would count BURST - 2 deferrals; waiting for the fast
+      // Never more than the share at once (how many overlap within it depends on the receiver's 2 ms).
+      expect(maxOpen).toBeLessThanOrEqual(SHARE);
+      expect(maxOpen).toBeGreaterThan(1);
+      // Put off once each, every attempt past the share would count BURST - SHARE deferrals; waiting for the fast
       // receiver's slot instead, almost none are.
       const metrics = (await request(h.app).get('/metrics')).text;
       const deferred = Number(
         /genway_deliveries_total\{kind="webhook",outcome="deferred"\} (\d+)/.exec(metrics)?.[1] ?? 0,
       );
-      expect(deferred).toBeLessThan(BURST - 2);
+      expect(deferred).toBeLessThan(BURST - SHARE);
       expect(metrics).toContain(`genway_deliveries_total{kind="webhook",outcome="delivered"} ${BURST}`);
     } finally {
       server.closeAllConnections();
