@@ -36,15 +36,16 @@ const DROP = new Set([
   'transfer-encoding',
 ]);
 
-/**
- * The models a client message names: its `model`, and its `response.model` (the event's two shapes), each when
- * present, whatever its type; and a field that is `model` in another case at either level (see modelLookalike).
- */
+/** The models a client message names, as found, and the path of a field that is `model` in another case. */
 export interface AskedModels {
   models: unknown[];
   lookalike: string | undefined;
 }
 
+/**
+ * The models a client message names: its `model`, and its `response.model` (the event's two shapes), each when
+ * present, whatever its type; and a field that is `model` in another case at either level (see modelLookalike).
+ */
 export function askedModels(event: Record<string, unknown>): AskedModels {
   const models: unknown[] = [];
   if (event.model !== undefined) models.push(event.model);
