@@ -29,7 +29,7 @@ describe('single tasks', () => {
     for (let i = 0; i < 400; i++) {
       const res = await status(model, taskId);
       if (states.includes(res.body.data?.state)) return res.body;
-      await sleep(10);
+      await sleep(50);
     }
     throw new Error(`task ${taskId} never reached ${states}`);
   };
@@ -122,7 +122,11 @@ describe('single tasks', () => {
     test('a failed task answers code 200 with failCode and failMsg and is refunded in full', async () => {
       const { taskId } = (
         await submit('first-frame-video', {
-          input: { mode: 'pro-text-to-video', prompt: '[sandbox:fail=SensitiveContent] x' },
+          // Held 1 s, so the charge is read before the refund however slow the machine.
+          input: {
+            mode: 'pro-text-to-video',
+            prompt: '[sandbox:fail=SensitiveContent] [sandbox:delay=1000] x',
+          },
         })
       ).body.data;
       expect(await balance()).toBeCloseTo(10 - 0.49, 6);
@@ -160,12 +164,7 @@ describe('single tasks', () => {
         })
       ).body.data;
       expect(await balance()).toBeCloseTo(10 - 30 * 0.12, 6);
-      // Polled every 100 ms, well inside the key's rate limit, while the task is held.
-      let done = (await status('multimodal-video', taskId)).body;
-      for (let i = 0; i < 50 && done.data?.state !== 'success'; i++) {
-        await sleep(100);
-        done = (await status('multimodal-video', taskId)).body;
-      }
+      const done = await waitFor('multimodal-video', taskId, ['success']);
       const billing = {
         settlementState: 'final',
         inputVideoSeconds: 0,
