@@ -11,7 +11,7 @@ import { VENDORS } from './vendors';
  * asked about, and the parser's names are new strings on every request: this compares only the names of the same
  * length, most often none.
  */
-export class HeaderNames {
+export class HeaderNameSet {
   private readonly byLength: (string[] | undefined)[] = [];
 
   constructor(names: Iterable<string>) {
@@ -27,7 +27,7 @@ export class HeaderNames {
 }
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): they describe one connection and never cross a proxy. */
-const HOP_BY_HOP = [
+export const HOP_BY_HOP = [
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -44,7 +44,7 @@ const HOP_BY_HOP = [
  * key in (whichever vendor the request goes to); the client's Accept-Encoding (the vendor picks an encoding the
  * client then gets as is); what Genway sets itself (Host, Via); Expect, already answered by this server.
  */
-const DROP_FROM_REQUEST = new HeaderNames([
+const DROP_FROM_REQUEST = new HeaderNameSet([
   ...HOP_BY_HOP,
   ...VENDORS.flatMap((v) => v.keyHeaders),
   'accept-encoding',
@@ -56,7 +56,7 @@ const DROP_FROM_REQUEST = new HeaderNames([
 /** Genway's own request id, beside (never instead of) the vendor's `x-request-id` / `request-id`. */
 export const REQUEST_ID_HEADER = 'genway-request-id';
 
-const DROP_FROM_RESPONSE = new HeaderNames([...HOP_BY_HOP, 'via']);
+const DROP_FROM_RESPONSE = new HeaderNameSet([...HOP_BY_HOP, 'via']);
 
 /** Genway's received-by pseudonym in `Via`; a request that already carries it has come round in a loop. */
 export const VIA_NAME = 'genway';

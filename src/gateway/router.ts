@@ -297,30 +297,32 @@ function lookalikeOf(spec: RouteSpec | undefined, body: Json | undefined): strin
 }
 
 /**
- * A key's allow-list against the models a call runs (each a string it holds) and a field that is `model` in another
- * case; throws the refusal. Keys without an allow-list pass.
+ * The models a call runs against its key's allow-list (each must be a string it holds), and a field that is `model`
+ * in another case (see modelLookalike): refused for an allow-listed key, and for a priced call, whose price is the
+ * checked model's. Throws the refusal.
  */
-function assertModelsAllowed(auth: AuthContext, models: unknown[], lookalike: string | undefined): void {
-  if (!auth.models) return;
-  if (models.length === 0) models = [undefined];
-  for (const model of models) {
-    if (typeof model !== 'string' || !model)
-      throw new ApiError(
-        'invalid_request',
-        "model: required (a string) to check this key's model allow-list",
-      );
-    assertModelAllowed(auth, model);
+function assertModels(
+  auth: AuthContext,
+  models: unknown[],
+  lookalike: string | undefined,
+  priced: boolean,
+): void {
+  if (auth.models) {
+    for (const model of models.length ? models : [undefined]) {
+      if (typeof model !== 'string' || !model)
+        throw new ApiError(
+          'invalid_request',
+          "model: required (a string) to check this key's model allow-list",
+        );
+      assertModelAllowed(auth, model);
+    }
   }
-  refuseLookalike(lookalike);
-}
-
-/** Refuses a second model field in other case: what a case-blind back end runs is not what was checked or priced. */
-function refuseLookalike(lookalike: string | undefined): void {
-  if (lookalike === undefined) return;
-  throw new ApiError(
-    'invalid_request',
-    `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the model Genway checked and prices`,
-  );
+  if (lookalike !== undefined && (auth.models || priced)) {
+    throw new ApiError(
+      'invalid_request',
+      `${lookalike}: a second model field spelled in other case; a back end that matches field names regardless of case (Go's encoding/json) could run it instead of the model Genway checked and prices`,
+    );
+  }
 }
 
 /** USD per million tokens is micro-USD per token. */
@@ -642,8 +644,7 @@ export function createGateway({
       );
     }
     const priced = needsBalance(models);
-    if (auth.models && models.length) assertModelsAllowed(auth, models, lookalikeOf(spec, json));
-    else if (priced) refuseLookalike(lookalikeOf(spec, json));
+    if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
     if (priced) {
@@ -840,12 +841,12 @@ export function createGateway({
         query: r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest,
         admit: () =>
           admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
-        allowed: (auth, asked) => assertModelsAllowed(auth, asked.models, asked.lookalike),
+        allowed: (auth, asked) => assertModels(auth, asked.models, asked.lookalike, false),
         check: async (auth, asked) => {
-          assertModelsAllowed(auth, asked.models, asked.lookalike);
+          const priced = asked.models.some((m) => typeof m === 'string' && prices.has(m));
+          assertModels(auth, asked.models, asked.lookalike, priced);
           await budgetGuard?.check(auth);
-          if (asked.models.some((m) => typeof m === 'string' && prices.has(m)))
-            await balanceGuard.check(auth.accountId);
+          if (priced) await balanceGuard.check(auth.accountId);
         },
         key: upstream.nextKey(),
         requestId: requestIdOf(req),

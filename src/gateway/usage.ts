@@ -151,47 +151,35 @@ class LinesSink implements Sink {
 const TAIL_BYTES = 64 << 10;
 
 /**
- * Where the `{...}` object whose `{` is the byte at `open` ends (the index after its `}`), or -1 when it is cut short.
- * It reads UTF-8 bytes: the ones it looks for (quote, backslash, braces) never occur inside a multi-byte character.
+ * Where the `{...}` object whose `{` is the byte at `open` ends (the index after its `}`), when it is a value of the
+ * body's top-level object (or of an element of a top-level array, Gemini's streamed JSON): what follows it closes at
+ * most that object, then that array. -1 when it is cut short, or nested deeper: a usage object inside content a model
+ * or a client wrote (a tool call's arguments, a tool's schema) is never the bill. It reads UTF-8 bytes: the ones it
+ * looks for (quote, backslash, braces, brackets) never occur inside a multi-byte character.
  */
-function objectEnd(bytes: Buffer, open: number): number {
+function topLevelObjectEnd(bytes: Buffer, open: number): number {
   let depth = 0;
   let inString = false;
+  let end = -1;
   for (let i = open; i < bytes.length; i++) {
     const c = bytes[i];
     if (inString) {
       if (c === 92 /* \ */) i++;
       else if (c === 34 /* " */) inString = false;
     } else if (c === 34) inString = true;
-    else if (c === 123 /* { */) depth++;
-    else if (c === 125 /* } */ && --depth === 0) return i + 1;
-  }
-  return -1;
-}
-
-/**
- * Whether the value that ended at `from` belongs to the body's top-level object (or to an element of a top-level
- * array, Gemini's streamed JSON): what follows it closes at most that object, then that array. A usage object
- * nested deeper is content (a tool call's arguments, a tool's schema) a model or a client wrote, never the bill.
- */
-function atTopLevel(bytes: Buffer, from: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = from; i < bytes.length; i++) {
-    const c = bytes[i];
-    if (inString) {
-      if (c === 92 /* \ */) i++;
-      else if (c === 34 /* " */) inString = false;
-    } else if (c === 34) inString = true;
     else if (c === 123 /* { */ || c === 91 /* [ */) depth++;
-    else if ((c === 125 /* } */ || c === 93) /* ] */ && --depth === -2) {
-      // Past its own object: only the end of a top-level array may follow.
-      if (c !== 93) return false;
-      for (let j = i + 1; j < bytes.length; j++) if (!isSpace(bytes[j])) return false;
-      return true;
+    else if (c === 125 /* } */ || c === 93 /* ] */) {
+      depth--;
+      if (depth === 0 && end === -1) end = i + 1;
+      else if (depth === -2) {
+        // Past the object that holds it: only the end of a top-level array may follow.
+        if (c !== 93) return -1;
+        for (let j = i + 1; j < bytes.length; j++) if (!isSpace(bytes[j])) return -1;
+        return end;
+      }
     }
   }
-  return true;
+  return end;
 }
 
 /** JSON's whitespace: space, line feed, carriage return, tab. */
@@ -227,8 +215,8 @@ function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined 
   for (let at = bytes.lastIndexOf(needle); at !== -1; at = at > 0 ? bytes.lastIndexOf(needle, at - 1) : -1) {
     const open = objectAfterKey(bytes, at + needle.length);
     if (open === -1) continue;
-    const end = objectEnd(bytes, open);
-    if (end === -1 || !atTopLevel(bytes, end)) continue;
+    const end = topLevelObjectEnd(bytes, open);
+    if (end === -1) continue;
     const usage = parsed(bytes.toString('utf8', open, end));
     if (typeof usage === 'object' && usage !== null && marker in usage) return usage as Obj;
   }

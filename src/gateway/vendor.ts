@@ -212,8 +212,8 @@ export function captures(re: RegExp, text: string): string[] {
 /**
  * A field that is `model` in another case (`Model`, `MODEL`), if any. JSON.parse keeps it apart from `model`, but
  * Go's encoding/json (Ollama and other OpenAI-compatible servers behind a custom base URL) matches field names without
- * regard to case, the last one winning: the allow-list would check one model and the back end run the other. Looked
- * for only for keys with an allow-list.
+ * regard to case, the last one winning: the allow-list would check (and the price table price) one model and the back
+ * end run the other. Looked for only for keys with an allow-list and for priced calls.
  */
 export function modelLookalike(object: Record<string, unknown>): string | undefined {
   for (const name in object)

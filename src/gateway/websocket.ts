@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { AuthContext } from '../accounts/service';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
-import { hasOwnVia, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
+import { hasOwnVia, HOP_BY_HOP, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
@@ -22,18 +22,17 @@ import { VENDORS } from './vendors';
 
 const OP = { CONTINUATION: 0, TEXT: 1, BINARY: 2, CLOSE: 8 } as const;
 
-/** Headers of the upgrade request that never reach the vendor. */
+/**
+ * Headers of the upgrade request that never reach the vendor: the hop-by-hop ones but the two the handshake itself
+ * is made of (Connection: Upgrade, Upgrade: websocket), the Genway key wherever it is, and what Genway sets itself.
+ */
 const DROP = new Set([
+  ...HOP_BY_HOP.filter((name) => name !== 'connection' && name !== 'upgrade'),
   ...VENDORS.flatMap((v) => v.keyHeaders),
   'host',
   'via',
   'sec-websocket-extensions',
   'accept-encoding',
-  'proxy-connection',
-  'keep-alive',
-  'te',
-  'trailer',
-  'transfer-encoding',
 ]);
 
 /** The models a client message names, as found, and the path of a field that is `model` in another case. */

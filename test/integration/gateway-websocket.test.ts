@@ -89,8 +89,8 @@ class MockWebSocketVendor {
 }
 
 /** A client connection that collects every message it receives. */
-async function connect(url: string, key: string) {
-  const ws = new WebSocket(url, { headers: { authorization: `Bearer ${key}` } });
+async function connect(url: string, key: string, headers: Record<string, string> = {}) {
+  const ws = new WebSocket(url, { headers: { ...headers, authorization: `Bearer ${key}` } });
   const received: { type: string; [k: string]: unknown }[] = [];
   const waiters: (() => void)[] = [];
   ws.addEventListener('message', (e) => {
@@ -142,7 +142,9 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
     vendor = await new MockWebSocketVendor().start();
-    gw = await startGateway(vendor.url);
+    // One priced model, for the case-variant check every key gets on a priced call.
+    const price = { inputPerMTokUsd: 1, outputPerMTokUsd: 1 };
+    gw = await startGateway(vendor.url, { gateway: { prices: { 'gpt-ws-priced': price } } });
   });
   afterAll(async () => {
     await gw.close();
@@ -180,6 +182,20 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
       'gpt-ws': { requests: 2, input: 64, output: 18, cacheRead: 16, cacheWrite: 0, reasoning: 4 },
     };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), twice)).toEqual(twice);
+    client.ws.close();
+  });
+
+  test("hop-by-hop headers of the client's upgrade stay with Genway; the handshake's own pass", async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key, {
+      'proxy-authorization': 'Basic Y2xpZW50OnNlY3JldA==',
+      'x-client-trace': 't-1',
+    });
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.headers['proxy-authorization']).toBeUndefined(); // a credential for the client's proxy
+    expect(upgrade.headers['x-client-trace']).toBe('t-1');
+    expect(upgrade.headers.upgrade).toBe('websocket');
+    expect(upgrade.headers.connection?.toLowerCase()).toContain('upgrade');
     client.ws.close();
   });
 
@@ -284,6 +300,23 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
     expect(upgrade.messages).toEqual([
       { type: 'response.create', model: 'gpt-ws', MODEL: 'other', input: 'x' },
+    ]);
+    client.ws.close();
+  });
+
+  test("a priced model with MODEL beside it is refused for a key without an allow-list too (its price is the checked model's)", async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send('{"type":"response.create","model":"gpt-ws-priced","MODEL":"gpt-dear","input":"x"}');
+    const [refusal] = await client.until(1);
+    expect(refusal).toMatchObject({ type: 'error', status: 400 });
+    expect((refusal.error as { message: string }).message).toMatch(
+      /^MODEL: a second model field spelled in other case/,
+    );
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws-priced', input: 'y' }));
+    expect((await client.until(5))[4].type).toBe('response.completed');
+    expect(vendor.upgrades[vendor.upgrades.length - 1].messages).toEqual([
+      { type: 'response.create', model: 'gpt-ws-priced', input: 'y' },
     ]);
     client.ws.close();
   });

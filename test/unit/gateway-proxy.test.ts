@@ -1,4 +1,4 @@
-import { HeaderNames, millis } from '../../src/gateway/proxy';
+import { HeaderNameSet, millis } from '../../src/gateway/proxy';
 
 describe('millis (X-Genway-Overhead-Ms)', () => {
   test('writes what toFixed(3) writes for times from nothing to minutes', () => {
@@ -11,9 +11,9 @@ describe('millis (X-Genway-Overhead-Ms)', () => {
   });
 });
 
-describe('HeaderNames', () => {
+describe('HeaderNameSet', () => {
   const names = ['te', 'via', 'x-api-key', 'connection', 'keep-alive', 'authorization', 'te'];
-  const set = new HeaderNames(names);
+  const set = new HeaderNameSet(names);
 
   test('holds exactly its names: not others of the same length, a prefix, another case or the empty name', () => {
     for (const name of names) expect(set.has(name)).toBe(true);
