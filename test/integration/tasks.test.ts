@@ -47,7 +47,8 @@ describe('single tasks', () => {
   describe('happy', () => {
     test('pending -> processing -> success with every status field and a working result URL', async () => {
       const res = await submit('image-gen', {
-        input: { mode: 'text-to-image', prompt: '[sandbox:delay=300] fox' },
+        // Held 1 s, so its processing state is seen between polls (every 50 ms) however slow the machine.
+        input: { mode: 'text-to-image', prompt: '[sandbox:delay=1000] fox' },
       });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
