@@ -68,7 +68,7 @@ export function hasOwnVia(via: string | undefined): boolean {
 }
 
 /** Header names listed in `Connection` are hop-by-hop for this message too. */
-function connectionTokens(value: string | string[] | undefined): Set<string> | null {
+export function connectionTokens(value: string | string[] | undefined): Set<string> | null {
   // The common values name no extra header: skip the split on every keep-alive request.
   if (!value || value === 'keep-alive' || value === 'close') return null;
   return new Set(

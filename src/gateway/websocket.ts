@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { AuthContext } from '../accounts/service';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
-import { hasOwnVia, HOP_BY_HOP, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
+import { connectionTokens, hasOwnVia, HOP_BY_HOP, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
@@ -34,6 +34,13 @@ const DROP = new Set([
   'sec-websocket-extensions',
   'accept-encoding',
 ]);
+
+/**
+ * The vendor's hop-by-hop answer headers, and those its Connection names, stay with Genway: a refusal goes on with
+ * Genway's own Connection and length, a 101 keeps only Upgrade.
+ */
+const HOP_BY_HOP_SET = new Set(HOP_BY_HOP);
+const DROP_FROM_101 = new Set(HOP_BY_HOP.filter((name) => name !== 'upgrade'));
 
 /** The models a client message names, as found, and the path of a field that is `model` in another case. */
 export interface AskedModels {
@@ -213,10 +220,14 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
   const format = route.usage ? upstream.def.usage[route.usage] : undefined;
 
   const at = o.key ?? upstream;
-  const headers: Record<string, string | string[]> = { host: at.origin.host };
+  // The client's Connection may name more hop-by-hop headers (RFC 9110 7.6.1): they stay here, and the vendor's
+  // Connection says only what the handshake needs.
+  const listed = connectionTokens(req.headers.connection);
+  const headers: Record<string, string | string[]> = { host: at.origin.host, connection: 'Upgrade' };
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const lower = req.rawHeaders[i].toLowerCase();
-    if (DROP.has(lower) || upstream.def.dropHeaders?.includes(lower)) continue;
+    if (DROP.has(lower) || lower === 'connection' || (lower !== 'upgrade' && listed?.has(lower))) continue;
+    if (upstream.def.dropHeaders?.includes(lower)) continue;
     const prev = headers[lower];
     headers[lower] = prev === undefined ? req.rawHeaders[i + 1] : [prev].flat().concat(req.rawHeaders[i + 1]);
   }
@@ -263,16 +274,17 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
         `HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? ''}\r\n`,
         `${REQUEST_ID_HEADER}: ${o.requestId}\r\n`,
       ];
+      const vendorListed = connectionTokens(res.headers.connection);
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
         const lower = res.rawHeaders[i].toLowerCase();
-        if (lower === 'connection' || lower === 'transfer-encoding' || lower === 'keep-alive') continue;
+        if (HOP_BY_HOP_SET.has(lower) || vendorListed?.has(lower) || lower === 'content-length') continue;
         lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
       }
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.once('end', () => {
         const body = Buffer.concat(chunks);
-        if (!res.headers['content-length']) lines.push(`Content-Length: ${body.length}\r\n`);
+        lines.push(`Content-Length: ${body.length}\r\n`);
         socket.end(Buffer.concat([Buffer.from(`${lines.join('')}Connection: close\r\n\r\n`), body]));
         resolve();
       });
@@ -285,10 +297,14 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
         `HTTP/1.1 101 ${res.statusMessage || 'Switching Protocols'}\r\n`,
         `${REQUEST_ID_HEADER}: ${o.requestId}\r\n`,
       ];
+      const vendorListed = connectionTokens(res.headers.connection);
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
-        if (res.rawHeaders[i].toLowerCase() === 'sec-websocket-extensions') continue;
+        const lower = res.rawHeaders[i].toLowerCase();
+        if (lower === 'sec-websocket-extensions' || DROP_FROM_101.has(lower)) continue;
+        if (lower !== 'upgrade' && vendorListed?.has(lower)) continue;
         lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
       }
+      lines.push('Connection: Upgrade\r\n');
       socket.write(`${lines.join('')}\r\n`);
       splice(o, auth, format, socket, upSocket, upHead);
       resolve();

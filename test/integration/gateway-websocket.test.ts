@@ -44,7 +44,10 @@ class MockWebSocketVendor {
       const { status, body } = this.refuseNext;
       this.refuseNext = null;
       socket.end(
-        `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`,
+        // Chunked, with a header of its own hop named in Connection: neither goes on as such.
+        `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n` +
+          `connection: X-Vendor-Hop\r\nx-vendor-hop: vendor-side\r\n\r\n` +
+          `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
       );
       return;
     }
@@ -55,7 +58,7 @@ class MockWebSocketVendor {
       .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
       .digest('base64');
     socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nx-request-id: ws-vendor-req\r\n\r\n`,
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nx-request-id: ws-vendor-req\r\nConnection: X-Vendor-Hop\r\nX-Vendor-Hop: vendor-side\r\n\r\n`,
     );
     const reader = new FrameReader();
     socket.on('data', (chunk: Buffer) => {
@@ -130,7 +133,10 @@ function rawUpgrade(url: string, headers: Record<string, string>) {
         res.on('data', (c: Buffer) => (body += c.toString()));
         res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
       });
-      req.on('upgrade', () => reject(new Error('upgraded')));
+      req.on('upgrade', (res, socket) => {
+        socket.destroy();
+        resolve({ status: 101, headers: res.headers, body: '' });
+      });
       req.on('error', reject);
       req.end();
     },
@@ -199,6 +205,27 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     client.ws.close();
   });
 
+  test('headers either side names in its Connection stay on that hop', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const res = await rawUpgrade(`${gw.base}/v1/responses`, {
+      authorization: `Bearer ${key}`,
+      connection: 'Upgrade, X-Client-Hop',
+      'x-client-hop': 'client-side',
+      'x-client-trace': 't-2',
+    });
+    expect(res.status).toBe(101);
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    expect(upgrade.headers['x-client-trace']).toBe('t-2');
+    expect(upgrade.headers['x-client-hop']).toBeUndefined();
+    expect(upgrade.headers.connection).toBe('Upgrade');
+    expect(upgrade.headers.upgrade).toBe('websocket');
+    // The vendor's 101 named X-Vendor-Hop in a Connection of its own: the client gets neither.
+    expect(res.headers['x-vendor-hop']).toBeUndefined();
+    expect(res.headers.connection).toBe('Upgrade');
+    expect(res.headers.upgrade).toBe('websocket');
+    expect(res.headers['x-request-id']).toBe('ws-vendor-req');
+  });
+
   test('a missing or wrong key is refused before any upgrade, in the vendor shape, not to be retried', async () => {
     const before = vendor.upgrades.length;
     for (const headers of [{}, { authorization: `Bearer gwk_${'Z'.repeat(43)}` }] as Record<
@@ -230,6 +257,10 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     const res = await rawUpgrade(`${gw.base}/v1/responses`, { authorization: `Bearer ${key}` });
     expect(res.status).toBe(403);
     expect(res.body).toBe('{"error":{"message":"no ws for you","type":"x"}}');
+    expect(res.headers['content-length']).toBe(String(res.body.length));
+    expect(res.headers['transfer-encoding']).toBeUndefined();
+    expect(res.headers['x-vendor-hop']).toBeUndefined();
+    expect(res.headers['content-type']).toBe('application/json');
   });
 
   test('a key with an allow-list: a response for another model is refused on the connection, not forwarded', async () => {
