@@ -102,10 +102,14 @@ export class BudgetGuard {
     return undefined;
   }
 
-  /** A posting of this replica crossed a threshold: what it says of the spend holds at once here. */
+  /**
+   * A posting of this replica crossed a threshold: what it says of the spend holds at once here, and over a read
+   * begun before it (which may not count the posting).
+   */
   note(event: BudgetEvent): void {
     const state = this.reads.peek(event.accountId)?.find((s) => s.scope === event.scope);
     if (state && (state.stamp !== event.stamp || state.spentMicros < event.spentMicros)) {
+      this.reads.changed(event.accountId);
       state.stamp = event.stamp;
       state.spentMicros = event.spentMicros;
     }
