@@ -223,10 +223,108 @@ function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined 
   return undefined;
 }
 
+/** The most of a usage object the front reader holds: far more than any vendor's. */
+const USAGE_OBJECT_LIMIT = 16 << 10;
+
+/**
+ * The last top-level usage object of a JSON body, read front to back as bytes leave JsonSink's tail window: a back
+ * end that writes usage ahead of more than the window (vLLM's `prompt_logprobs` after `usage`, a client can make it
+ * as long as its prompt) is metered too. Only bodies longer than the window pay for it, per byte that leaves. The
+ * key is matched where a top-level key sits: depth 1 of a top-level object, or of an element of a top-level array
+ * (Gemini's streamed JSON); one nested deeper, or inside a string, is content. Like the tail search, it matches the
+ * key as the vendors write it (no escapes in it).
+ */
+class FrontUsage {
+  private readonly key: Buffer;
+  private depth = 0;
+  private inString = false;
+  /** The last byte was a backslash inside a string (an escape may straddle two chunks). */
+  private escaping = false;
+  /** The depth a usage key sits at; 0 until the body's first byte, -1 when the body is no object or array. */
+  private keyDepth = 0;
+  /** Bytes of the key matched by the string being read (-1: it is not the key). */
+  private matched = -1;
+  /** After the key: waiting for its `:`, then for the `{` of its object, or inside that object. */
+  private step: 'scan' | 'colon' | 'open' | 'object' = 'scan';
+  /** The usage object's bytes so far; null once it is longer than any usage object. */
+  private held: Buffer[] | null = [];
+  private heldSize = 0;
+  found: Obj | undefined;
+
+  constructor(
+    key: string,
+    private readonly marker: string,
+  ) {
+    this.key = Buffer.from(key.slice(1, -1)); // the format's key is quoted
+  }
+
+  feed(bytes: Buffer): void {
+    let from = this.step === 'object' ? 0 : -1;
+    for (let i = 0; i < bytes.length; i++) {
+      const c = bytes[i];
+      if (this.inString) {
+        if (this.escaping) this.escaping = false;
+        else if (c === 92 /* \ */) {
+          this.escaping = true;
+          this.matched = -1;
+        } else if (c === 34 /* " */) {
+          this.inString = false;
+          if (this.matched === this.key.length) this.step = 'colon';
+        } else if (this.matched !== -1) {
+          const m = this.matched;
+          this.matched = m < this.key.length && c === this.key[m] ? m + 1 : -1;
+        }
+        continue;
+      }
+      if (isSpace(c)) continue;
+      if (this.keyDepth === 0) this.keyDepth = c === 123 /* { */ ? 1 : c === 91 /* [ */ ? 2 : -1;
+      if (this.step === 'colon') {
+        this.step = c === 58 /* : */ ? 'open' : 'scan';
+        if (c === 58) continue;
+      } else if (this.step === 'open') {
+        this.step = c === 123 ? 'object' : 'scan';
+        if (c === 123) from = i;
+      }
+      if (c === 34) {
+        this.inString = true;
+        this.matched = this.step === 'scan' && this.depth === this.keyDepth ? 0 : -1;
+      } else if (c === 123 || c === 91) this.depth++;
+      else if (c === 125 /* } */ || c === 93 /* ] */) {
+        this.depth--;
+        if (this.step === 'object' && this.depth === this.keyDepth) {
+          this.hold(bytes.subarray(from, i + 1));
+          this.close();
+          from = -1;
+        }
+      }
+    }
+    if (this.step === 'object') this.hold(bytes.subarray(from));
+  }
+
+  private hold(part: Buffer): void {
+    if (!this.held) return;
+    this.heldSize += part.length;
+    if (this.heldSize > USAGE_OBJECT_LIMIT) this.held = null;
+    else this.held.push(part);
+  }
+
+  /** The usage object is whole: it is the latest when it holds the marker. */
+  private close(): void {
+    const text = this.held ? Buffer.concat(this.held).toString('utf8') : '';
+    this.held = [];
+    this.heldSize = 0;
+    this.step = 'scan';
+    const usage = parsed(text);
+    if (typeof usage === 'object' && usage !== null && this.marker in usage) this.found = usage as Obj;
+  }
+}
+
 /** A JSON body (or Gemini's streamed JSON array): its tail is kept and read once the response is over. */
 class JsonSink implements Sink {
   private chunks: Buffer[] = [];
   private size = 0;
+  /** What left the tail window, read as it left (bodies longer than the window only). */
+  private front: FrontUsage | undefined;
 
   constructor(private readonly format: UsageFormat) {}
 
@@ -234,7 +332,10 @@ class JsonSink implements Sink {
     this.chunks.push(chunk);
     this.size += chunk.length;
     while (this.chunks.length > 1 && this.size - this.chunks[0].length >= TAIL_BYTES) {
-      this.size -= this.chunks.shift()!.length;
+      const gone = this.chunks.shift()!;
+      this.size -= gone.length;
+      const body = this.format.body;
+      if (body) (this.front ??= new FrontUsage(body.key, body.marker)).feed(gone);
     }
   }
 
@@ -243,7 +344,12 @@ class JsonSink implements Sink {
     if (!body) return [];
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
-    const usage = lastUsage(bytes, body.key, body.marker);
+    let usage = lastUsage(bytes, body.key, body.marker);
+    if (!usage && this.front) {
+      // None in the tail: the last one ahead of it, read through to the end (it may run on into the tail).
+      this.front.feed(bytes);
+      usage = this.front.found;
+    }
     if (!usage) return [];
     const acc = new UsageAccumulator();
     body.read(usage, acc);

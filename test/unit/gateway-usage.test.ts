@@ -180,6 +180,64 @@ describe('usage read from responses as they pass', () => {
     );
   });
 
+  test('a JSON body whose usage comes ahead of more than the tail Genway keeps is still read, front to back', async () => {
+    // vLLM writes `prompt_logprobs` after `usage`, as long as the prompt: a client could push the usage out of the tail.
+    const logprobs = Array.from({ length: 4000 }, (_, i) => ({
+      [String(i)]: { logprob: -1.25, rank: 1, decoded_token: i % 2 ? 'usage' : '"usage": {' },
+    }));
+    const chatBody = JSON.stringify({
+      id: 'cmpl-1',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'hi \\ "usage":{}' } }],
+      usage: { prompt_tokens: 7000, completion_tokens: 9, total_tokens: 7009 },
+      prompt_logprobs: logprobs,
+    });
+    expect(chatBody.length).toBeGreaterThan(3 * 65536);
+    // In pieces whose edges fall inside the key, inside escapes, and inside the usage object.
+    for (const size of [7, 1000, 4096, 65536, chatBody.length])
+      expect((await read(chat, 'application/json', Buffer.from(chatBody), size))?.usage).toEqual(
+        tokens(7000, 9),
+      );
+
+    // Only nested usage objects ahead (a tool call's input), and a usage-like key in a string: nothing is read.
+    const nestedOnly = JSON.stringify({
+      content: [{ type: 'tool_use', input: { usage: { input_tokens: 1, output_tokens: 1 } } }],
+      note: '"usage":{"input_tokens":2,"output_tokens":2}',
+      filler: 'x'.repeat(200_000),
+    });
+    for (const size of [7, 4096])
+      expect(await read(messages, 'application/json', Buffer.from(nestedOnly), size)).toBeNull();
+
+    // The real usage first, then a nested fake deep in the long tail: the real one is the bill.
+    const fakeLater = JSON.stringify({
+      usage: { input_tokens: 1200, output_tokens: 300 },
+      filler: 'y'.repeat(100_000),
+      content: [{ type: 'tool_use', input: { usage: { input_tokens: 1, output_tokens: 1 } } }],
+      more: 'z'.repeat(100_000),
+    });
+    expect((await read(messages, 'application/json', Buffer.from(fakeLater), 1000))?.usage).toEqual(
+      tokens(1200, 300),
+    );
+
+    // Gemini's array: the last element's usage leads a long element of its own.
+    const array = JSON.stringify([
+      { usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } },
+      {
+        usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 8 },
+        candidates: [{ text: 'w'.repeat(150_000) }],
+      },
+    ]);
+    expect((await read(generateContent, 'application/json', Buffer.from(array), 5000))?.usage).toEqual(
+      tokens(3, 8),
+    );
+
+    // A usage object too long to be one is not held (nor read).
+    const huge = JSON.stringify({
+      usage: { input_tokens: 5, output_tokens: 5, pad: 'p'.repeat(100_000) },
+      rest: 'r'.repeat(100_000),
+    });
+    expect(await read(messages, 'application/json', Buffer.from(huge), 4096)).toBeNull();
+  });
+
   test('a JSON body read as bytes: JSON whitespace around the colon, multi-byte text, braces and escaped quotes in strings', async () => {
     const body = Buffer.from(
       '{"content":[{"type":"text","text":"caf\u00e9 ✓ 😀 \\"usage\\": {\\"output_tokens\\": 1}"}],' +
