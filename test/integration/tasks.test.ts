@@ -25,13 +25,17 @@ describe('single tasks', () => {
       .send(body as object);
   const status = (model: string, taskId: string, a = auth) =>
     request(h.app).get(`/api/v1/statusTask/${model}?taskId=${taskId}`).set('Authorization', a);
-  const waitFor = async (model: string, taskId: string, states: string[]) => {
+  /** Polls until the task is in one of `states`; `seen` gathers each state it was found in, in turn. */
+  const waitFor = async (model: string, taskId: string, states: string[], seen: string[] = []) => {
     for (let i = 0; i < 400; i++) {
       const res = await status(model, taskId);
+      const now =
+        res.status === 200 ? res.body.data.state : `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
+      if (seen[seen.length - 1] !== now) seen.push(now);
       if (states.includes(res.body.data?.state)) return res.body;
       await sleep(50);
     }
-    throw new Error(`task ${taskId} never reached ${states}`);
+    throw new Error(`task ${taskId} never reached ${states}; seen in turn: ${seen.join(' -> ')}`);
   };
 
   beforeEach(async () => {
@@ -60,8 +64,12 @@ describe('single tasks', () => {
       const first = await status('image-gen', taskId);
       expect(['pending', 'processing']).toContain(first.body.data.state);
       expect(Object.keys(first.body.data).sort()).toEqual(['createTime', 'state', 'taskId']);
-      await waitFor('image-gen', taskId, ['processing']);
-      const done = await waitFor('image-gen', taskId, ['success']);
+      // Every state the polls found, the first one's included, in order. Waiting for processing itself failed in CI
+      // at 9386fc4 (400 polls without it): once a stall lets a poll find success, processing never comes back.
+      const seen = [first.body.data.state as string];
+      const done = await waitFor('image-gen', taskId, ['success'], seen);
+      expect(seen).toContain('processing');
+      expect(['pending', 'processing', 'success'].filter((s) => seen.includes(s))).toEqual(seen);
       const data = done.data;
       expect(Object.keys(data).sort()).toEqual([
         'completeTime',
