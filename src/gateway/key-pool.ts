@@ -31,6 +31,8 @@ export interface VendorKey {
 export type TryOutcome =
   | 'ok'
   | 'client_error'
+  /** The vendor answered 401 to Genway's own key: revoked or rotated at the vendor, never the client's doing. */
+  | 'key_rejected'
   | 'rate_limited'
   | 'server_error'
   | 'connect_error'
@@ -189,6 +191,11 @@ export class KeyPool {
       'vendor key try failed',
     );
     const now = Date.now();
+    if (outcome === 'key_rejected') {
+      // A key the vendor no longer takes stays out for a cooldown, and the next key goes at once.
+      this.coolDown(key, now + policy.cooldownMs, outcome);
+      return 0;
+    }
     if (outcome === 'connect_error') {
       for (const m of this.members) {
         if (m.origin.origin === key.origin.origin) this.coolDown(m, now + policy.cooldownMs, outcome);

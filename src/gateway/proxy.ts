@@ -210,6 +210,14 @@ interface LegacyHandler {
   onError(err: Error): void;
 }
 
+/** What the client gets when the vendor answered 401 to Genway's own vendor key (the key named by its id only). */
+export function keyRefused(vendor: string, key: VendorKey): ApiError {
+  return new ApiError(
+    'bad_gateway',
+    `Upstream ${vendor} refused Genway's vendor key ${key.id} (HTTP 401); the operator must replace it`,
+  );
+}
+
 /** The client went away: the reason the upstream request is aborted with. */
 class ClientGone extends Error {}
 
@@ -249,9 +257,13 @@ function errorOutcomeOf(err: Error): { code: string; outcome: TryOutcome } {
   return { code, outcome };
 }
 
-/** 429 and the 5xx that may pass (not 501 Not Implemented or 505) are a key's failures; other 4xx are the call's. */
+/**
+ * 429 and the 5xx that may pass (not 501 Not Implemented or 505) are a key's failures, and so is a 401 (the vendor
+ * refused Genway's own key); other 4xx are the call's. Asked only of a try that carried a configured vendor key.
+ */
 function outcomeOf(status: number): TryOutcome {
   if (status === 429) return 'rate_limited';
+  if (status === 401) return 'key_rejected';
   if (status >= 500) return status === 501 || status === 505 ? 'client_error' : 'server_error';
   return status >= 400 ? 'client_error' : 'ok';
 }
@@ -339,6 +351,8 @@ class Forwarding implements LegacyHandler {
   private holdLast = false;
   private last: Buffer | null = null;
   private held: HeldBody | null = null;
+  /** The vendor refused Genway's key and the client has Genway's error: what the vendor still sends goes nowhere. */
+  private refused = false;
   failover: Failover | undefined;
 
   constructor(
@@ -388,6 +402,10 @@ class Forwarding implements LegacyHandler {
         status,
         retryAfterMs: failure ? retryAfterOf(raw) : undefined,
       });
+      if (outcome === 'key_rejected') {
+        this.refuseKey(key);
+        return true;
+      }
       this.options.onKey?.(key);
     }
     this.head(status, raw, resume, statusMessage);
@@ -395,15 +413,15 @@ class Forwarding implements LegacyHandler {
   }
 
   onData(chunk: Buffer): boolean {
-    return this.data(chunk);
+    return this.refused || this.data(chunk);
   }
 
   onComplete(): void {
-    this.complete();
+    if (!this.refused) this.complete();
   }
 
   onError(err: Error): void {
-    if (this.closed || err instanceof ClientGone) return;
+    if (this.closed || this.refused || err instanceof ClientGone) return;
     const key = this.options.key;
     if (key && !this.answered) {
       const { code, outcome } = errorOutcomeOf(err);
@@ -494,6 +512,19 @@ class Forwarding implements LegacyHandler {
           `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
         );
     vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: options.requestId });
+  }
+
+  /**
+   * The vendor answered 401 to Genway's own vendor key, and no other key is left: the client gets Genway's 502 in the
+   * vendor's shape. The vendor's 401 would tell the client its own key is wrong (an SDK then stops, a CLI asks to log
+   * in again), and OpenAI's names the last characters of Genway's key.
+   */
+  refuseKey(key: VendorKey): void {
+    this.refused = true;
+    this.exchange.status = 401;
+    this.exchange.headers ??= performance.now();
+    const { upstream, requestId } = this.options;
+    upstream.renderError(this.res, keyRefused(upstream.name, key), { [REQUEST_ID_HEADER]: requestId });
   }
 
   /** Whether the client has had any of an answer: a try is then the one the client gets, whatever comes of it. */
@@ -651,6 +682,8 @@ class Try implements LegacyHandler {
   /** An answer held while it may still be given up (its body read whole, bounded). */
   private answer: HeldAnswer | null = null;
   private then: { key: VendorKey; wait: number } | undefined;
+  /** The vendor refused this try's key (401): its answer is never the client's. */
+  private rejected = false;
 
   constructor(
     private readonly failover: Failover,
@@ -679,8 +712,16 @@ class Try implements LegacyHandler {
         wait,
         failure ? header(raw, 'x-should-retry') : undefined,
       );
+      this.rejected = outcome === 'key_rejected';
       if (this.then) {
         this.answer = { status, raw, statusMessage, chunks: [], size: 0, complete: false };
+        return true;
+      }
+      if (this.rejected) {
+        // No key left: an earlier key's answer that was given up (a 429, a 5xx), else Genway's own error.
+        this.over = true;
+        if (this.failover.given) this.failover.pass(this.failover.given);
+        else call.refuseKey(key);
         return true;
       }
       call.options.onKey?.(key);
@@ -731,7 +772,7 @@ class Try implements LegacyHandler {
 
   private giveUp(): void {
     this.over = true;
-    if (this.answer?.complete) this.failover.given = { ...this.answer, key: this.key! };
+    if (this.answer?.complete && !this.rejected) this.failover.given = { ...this.answer, key: this.key! };
     this.failover.retry(this.then!.key, this.then!.wait);
   }
 }

@@ -5,7 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { AuthContext } from '../accounts/service';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
-import { connectionTokens, hasOwnVia, HOP_BY_HOP, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
+import { connectionTokens, hasOwnVia, HOP_BY_HOP, keyRefused, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
@@ -268,8 +268,14 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
             ),
       ),
     );
-    // The vendor refused the upgrade: its answer goes to the client as it is.
+    // The vendor refused the upgrade: its answer goes to the client as it is, but a 401 to Genway's own key.
     up.once('response', (res) => {
+      if (res.statusCode === 401 && o.key) {
+        upstream.pool.settle(o.key, 'key_rejected', { requestId: o.requestId, tryNo: 1, status: 401 });
+        res.resume();
+        reject(keyRefused(upstream.name, o.key));
+        return;
+      }
       const lines = [
         `HTTP/1.1 ${res.statusCode} ${res.statusMessage ?? ''}\r\n`,
         `${REQUEST_ID_HEADER}: ${o.requestId}\r\n`,

@@ -263,6 +263,21 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect(res.headers['content-type']).toBe('application/json');
   });
 
+  test("the vendor refusing Genway's own key (401): Genway's 502 in the vendor's shape, not the vendor's answer", async () => {
+    const { key } = await fundedKey(gw.h.services);
+    vendor.refuseNext = {
+      status: 401,
+      body: '{"error":{"message":"Incorrect API key provided: sk-***-abcd","type":"invalid_request_error"}}',
+    };
+    const res = await rawUpgrade(`${gw.base}/v1/responses`, { authorization: `Bearer ${key}` });
+    expect(res.status).toBe(502);
+    expect(res.headers['genway-request-id']).toBeTruthy();
+    expect(JSON.parse(res.body).error.message).toMatch(
+      /^Upstream openai refused Genway's vendor key k-[0-9a-f]{12} \(HTTP 401\); the operator must replace it$/,
+    );
+    expect(res.body).not.toContain('abcd');
+  });
+
   test('a key with an allow-list: a response for another model is refused on the connection, not forwarded', async () => {
     const { key } = await fundedKey(gw.h.services, 10, { models: ['gpt-ws'] });
     const client = await connect(wsUrl(), key);

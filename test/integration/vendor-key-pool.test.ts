@@ -34,6 +34,15 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 const limited = (who: string, retryAfter = '60') =>
   json(429, { error: { type: 'rate_limit', message: `${who} is limited` } }, { 'retry-after': retryAfter });
 const broken = json(500, { error: { type: 'server_error', message: 'boom' } });
+/** OpenAI's answer to a key it no longer takes: it names the key's last characters. */
+const revoked = json(401, {
+  error: {
+    message: 'Incorrect API key provided: sk-pool-*****************cret. You can find your API key at ...',
+    type: 'invalid_request_error',
+    param: null,
+    code: 'invalid_api_key',
+  },
+});
 
 /** A mock vendor that answers by the vendor key it is called with (`answers`), else with the canned answers. */
 function pooledVendor() {
@@ -220,6 +229,60 @@ describe.each(MODES.map((m) => [m.name, m] as const))('vendor key pool (%s store
     expect(r.status).toBe(429);
     expect(r.headers['retry-after']).toBe('5');
     expect(JSON.parse(r.body.toString()).error.message).toBe('alpha is limited');
+  });
+
+  test('a key the vendor refuses (401) is answered by the next key at once, cools, and is skipped', async () => {
+    const { gw, key } = await gateway({ keys: [ALPHA, BETA] });
+    answers.set(ALPHA.key, revoked);
+    for (let i = 0; i < 4; i++) expect((await chat(gw, key)).status).toBe(200);
+    expect(used()).toEqual([ALPHA.key, BETA.key, BETA.key, BETA.key, BETA.key]);
+
+    const text = await metrics(gw);
+    const tries = 'genway_gateway_vendor_key_attempts_total';
+    expect(metricValue(text, tries, { vendor: 'openai', key_id: 'alpha', outcome: 'key_rejected' })).toBe(1);
+    expect(metricValue(text, tries, { vendor: 'openai', key_id: 'beta', outcome: 'ok' })).toBe(4);
+    const cooldown = metricValue(text, 'genway_gateway_vendor_key_cooldown_seconds', {
+      vendor: 'openai',
+      key_id: 'alpha',
+    });
+    expect(cooldown).toBeGreaterThan(500);
+  });
+
+  test("no key left that the vendor takes: Genway's 502 in the vendor's shape, never the vendor's 401", async () => {
+    // One key (no failover at all), then two refused, then a refusal after a key that was rate limited.
+    for (const [keys, refused, status] of [
+      [[ALPHA], [ALPHA], 502],
+      [[ALPHA, BETA], [ALPHA, BETA], 502],
+      [[ALPHA, BETA], [BETA], 429],
+    ] as const) {
+      const { gw, key } = await gateway({ keys });
+      vendor.received.length = 0;
+      answers.clear();
+      if (status === 429) answers.set(ALPHA.key, limited('alpha', '0'));
+      for (const k of refused) answers.set(k.key, revoked);
+      const r = await chat(gw, key);
+      expect(used()).toEqual(keys.map((k) => k.key));
+      expect(r.status).toBe(status);
+      const body = r.body.toString();
+      if (status === 429) {
+        // The answer given up for the refused key's is the client's: the vendor's own 429.
+        expect(JSON.parse(body).error.message).toBe('alpha is limited');
+        continue;
+      }
+      const last = keys[keys.length - 1].id;
+      expect(JSON.parse(body)).toEqual({
+        error: {
+          message: `Upstream openai refused Genway's vendor key ${last} (HTTP 401); the operator must replace it`,
+          type: 'server_error',
+          param: null,
+          code: 'upstream_unreachable',
+        },
+      });
+      expect(r.headers['genway-request-id']).toBeTruthy();
+      // Nothing of the vendor's answer: not its message, nor the part of Genway's key OpenAI's names.
+      expect(body).not.toContain('Incorrect API key');
+      expect(body).not.toContain('cret');
+    }
   });
 
   test('a pinned object keeps the key that made it: no failover, even while that key cools', async () => {
