@@ -210,11 +210,15 @@ interface LegacyHandler {
   onError(err: Error): void;
 }
 
-/** What the client gets when the vendor answered 401 to Genway's own vendor key (the key named by its id only). */
+/**
+ * What the client gets when the vendor answered 401 to Genway's own vendor key (the key named by its id only). Not to
+ * be retried: every key was tried, and the SDKs' retries (Claude Code's ten) would only put off the message.
+ */
 export function keyRefused(vendor: string, key: VendorKey): ApiError {
   return new ApiError(
     'bad_gateway',
     `Upstream ${vendor} refused Genway's vendor key ${key.id} (HTTP 401); the operator must replace it`,
+    { 'x-should-retry': 'false' },
   );
 }
 

@@ -272,6 +272,7 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     const res = await rawUpgrade(`${gw.base}/v1/responses`, { authorization: `Bearer ${key}` });
     expect(res.status).toBe(502);
     expect(res.headers['genway-request-id']).toBeTruthy();
+    expect(res.headers['x-should-retry']).toBe('false');
     expect(JSON.parse(res.body).error.message).toMatch(
       /^Upstream openai refused Genway's vendor key k-[0-9a-f]{12} \(HTTP 401\); the operator must replace it$/,
     );

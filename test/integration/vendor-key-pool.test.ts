@@ -279,6 +279,7 @@ describe.each(MODES.map((m) => [m.name, m] as const))('vendor key pool (%s store
         },
       });
       expect(r.headers['genway-request-id']).toBeTruthy();
+      expect(r.headers['x-should-retry']).toBe('false'); // every key was tried: an SDK's retries would only wait
       // Nothing of the vendor's answer: not its message, nor the part of Genway's key OpenAI's names.
       expect(body).not.toContain('Incorrect API key');
       expect(body).not.toContain('cret');
