@@ -197,6 +197,30 @@ describe('LLM gateway with the official SDKs', () => {
       expect((err as InstanceType<typeof Anthropic.APIError>).error).toEqual(JSON.parse(body));
     });
 
+    test("vendor keys the vendor refuses (401): each tried once, then Genway's 502, which the SDK does not retry", async () => {
+      const refusal =
+        '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}';
+      for (let i = 0; i < VENDOR_KEYS.anthropic.length; i++) {
+        vendor.next((_r, res) => {
+          res.writeHead(401, { 'content-type': 'application/json' });
+          res.end(refusal);
+        });
+      }
+      const before = vendor.received.length;
+      // The SDK's own retries left on (2): Genway's x-should-retry: false is what stops them.
+      const err = await new Anthropic({ baseURL: gw.base, apiKey: key }).messages
+        .create({ model: 'claude-test', max_tokens: 8, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+      const apiError = err as InstanceType<typeof Anthropic.APIError>;
+      expect(apiError.status).toBe(502);
+      expect(apiError.error).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+      expect(apiError.message).toMatch(/refused Genway's vendor key k-[0-9a-f]{12} \(HTTP 401\)/);
+      expect(apiError.message).not.toContain('invalid x-api-key');
+      const tried = vendor.received.slice(before).map((r) => r.headers['x-api-key']);
+      expect([...tried].sort()).toEqual([...VENDOR_KEYS.anthropic].sort());
+    });
+
     test('an error event mid-stream reaches the SDK as the vendor sent it', async () => {
       vendor.next((_r, res) => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
