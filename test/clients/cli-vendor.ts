@@ -58,6 +58,8 @@ function shaped(schema: Json | undefined): unknown {
 export class CliVendor {
   readonly seen: Seen[] = [];
   private readonly sockets = new Set<Duplex>();
+  /** Vendor keys answered with Anthropic's 401, as a key revoked at the vendor is. */
+  readonly refusedKeys = new Set<string>();
   private readonly server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -70,6 +72,12 @@ export class CliVendor {
         headers: req.headers,
         body,
       });
+      if (this.refusedKeys.has(String(req.headers['x-api-key']))) {
+        return json(res, 401, {
+          type: 'error',
+          error: { type: 'authentication_error', message: 'invalid x-api-key' },
+        });
+      }
       let parsed: Json = {};
       try {
         parsed = JSON.parse(body) as Json;

@@ -215,6 +215,40 @@ describe('coding CLIs through Genway', () => {
     expect(refused.length).toBe(1);
   });
 
+  test("Claude Code with every vendor key refused by the vendor: each tried once, then Genway's 502, not retried", async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const home = freshHome('claude-refused');
+    const before = vendor.seen.length;
+    for (const k of VENDOR_KEYS.anthropic) vendor.refusedKeys.add(k);
+    try {
+      const r = await run(
+        vendor,
+        'claude',
+        ['-p', 'say pong'],
+        {
+          ANTHROPIC_BASE_URL: gw.base,
+          ANTHROPIC_API_KEY: key,
+          DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        },
+        home,
+      );
+      timings.push({
+        client: 'Claude Code, vendor keys refused',
+        run: r,
+        requests: vendor.seen.length - before,
+      });
+      expect(r.code).not.toBe(0);
+      // What Claude Code prints is Genway's message (its own key is fine), not the vendor's "invalid x-api-key".
+      expect(`${r.stdout}${r.stderr}`).toContain("refused Genway's vendor key");
+      const tried = vendor.seen.slice(before).filter((s) => s.url.startsWith('/v1/messages'));
+      expect(tried.map((s) => s.headers['x-api-key']).sort()).toEqual([...VENDOR_KEYS.anthropic].sort());
+    } finally {
+      vendor.refusedKeys.clear();
+    }
+  });
+
   const codexConfig = (home: string, websocket: boolean) => {
     fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
     fs.writeFileSync(
