@@ -51,8 +51,11 @@ const SECRET_PARAMS = new Set([
   'client_secret',
   'authorization',
   'password',
+  // A signed result-file URL's signature: the URL is a bearer capability until it expires.
+  'sig',
+  'signature',
 ]);
-const MAYBE_SECRET = /key|token|secret|auth|pass|%|\+/i;
+const MAYBE_SECRET = /key|token|secret|auth|pass|sig|%|\+/i;
 
 function decodedName(name: string): string {
   try {
@@ -65,20 +68,20 @@ function decodedName(name: string): string {
 /**
  * The request URL as it may be logged: the value of every credential query parameter replaced, whatever the
  * spelling of its name (`?KEY=`, `?k%65y=`, `?api_key=`): names are compared decoded and in lower case, the way the
- * gateway reads them.
+ * gateway reads them. A `#` in a request target (no client sends a fragment) is query text here as it is to the
+ * gateway, which reads `?a=1#&key=...` as holding a key.
  */
 export function loggableUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
-  const hash = url.indexOf('#', q);
-  const query = hash === -1 ? url.slice(q + 1) : url.slice(q + 1, hash);
+  const query = url.slice(q + 1);
   if (!MAYBE_SECRET.test(query)) return url;
   const parts = query.split('&').map((part) => {
     const eq = part.indexOf('=');
     const name = eq === -1 ? part : part.slice(0, eq);
     return SECRET_PARAMS.has(decodedName(name)) ? `${name}=[redacted]` : part;
   });
-  return `${url.slice(0, q + 1)}${parts.join('&')}${hash === -1 ? '' : url.slice(hash)}`;
+  return `${url.slice(0, q + 1)}${parts.join('&')}`;
 }
 
 /**

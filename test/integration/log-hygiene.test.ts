@@ -22,8 +22,12 @@ describe('log hygiene', () => {
     ['?k%65y= (an escaped letter)', (k: string) => `?k%65y=${k}`],
     ['?%4B%45%59= (all escaped)', (k: string) => `?%4B%45%59=${k}`],
     ['?alt=sse&Key= (not first)', (k: string) => `?alt=sse&Key=${encodeURIComponent(k)}`],
+    ['?alt=sse#&key= (after a #, which the gateway reads as query)', (k: string) => `?alt=sse#&key=${k}`],
   ])('a Genway key in %s is used, and redacted in the access line', async (_name, query) => {
-    const res = await rawRequest(`${gw.base}/v1beta/models/gemini-test:generateContent${query(key)}`, {
+    const path = `/v1beta/models/gemini-test:generateContent${query(key)}`;
+    // The target sent as is: a URL string would lose what follows a #.
+    const res = await rawRequest(gw.base, {
+      path,
       headers: { 'content-type': 'application/json' },
       body: '{}',
     });
@@ -49,6 +53,13 @@ describe('log hygiene', () => {
     );
     expect(loggableUrl('/a?%zz=1&monkey=2')).toBe('/a?%zz=1&monkey=2');
     expect(loggableUrl('/a/key=not-a-query')).toBe('/a/key=not-a-query');
+    expect(loggableUrl('/v1beta/models?alt=json#&key=gwk_s1')).toBe(
+      '/v1beta/models?alt=json#&key=[redacted]',
+    );
+    // A result file's signed URL is a capability until it expires.
+    expect(loggableUrl('/files/task_1/0.png?exp=1800000000000&sig=ab12')).toBe(
+      '/files/task_1/0.png?exp=1800000000000&sig=[redacted]',
+    );
   });
 });
 
