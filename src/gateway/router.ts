@@ -30,7 +30,9 @@ import { RouteTable, type Resolution } from './routes';
 import { bindUpstreams, type Upstream } from './upstream';
 import { createUsageTap, type UsageReading, type UsageTap } from './usage';
 import {
+  mayReference,
   modelLookalike,
+  refsIn,
   type RevealedObject,
   type RouteSpec,
   type UsageFormat,
@@ -155,6 +157,11 @@ function decodable(text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** A multipart body (a file upload): streamed to the vendor, never held. */
+function isMultipart(contentType: string | undefined): boolean {
+  return contentType !== undefined && /^\s*multipart\//i.test(contentType);
 }
 
 function decoded(text: string): string {
@@ -619,13 +626,18 @@ export function createGateway({
 
     const hasBody =
       req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    // A body that may reference objects is read whatever its declared type (a vendor may read JSON sent as
+    // something else), but for a multipart upload, which streams: on a route that takes references, and on a path no
+    // route names (a vendor mount passes any path).
+    const streamsUp = isMultipart(req.headers['content-type']);
     const readsBody =
-      spec !== undefined &&
-      (spec.model === 'body' ||
-        spec.refs ||
-        spec.stored !== undefined ||
-        (spec.model === 'batch' && !!auth.models) ||
-        (spec.model === 'form' && (!!auth.models || prices.size > 0)));
+      spec !== undefined
+        ? spec.model === 'body' ||
+          (spec.refs && !streamsUp) ||
+          spec.stored !== undefined ||
+          (spec.model === 'batch' && !!auth.models) ||
+          (spec.model === 'form' && (!!auth.models || prices.size > 0))
+        : !streamsUp;
     const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
     const text = body?.toString('utf8');
     const json = parseJson(text);
@@ -653,7 +665,7 @@ export function createGateway({
     }
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
-    const named = namedObjects(spec, vendor, params, r.query, text);
+    const named = namedObjects(spec, vendor, params, r, text, json);
     let owner: ObjectOwner | undefined;
     let key: VendorKey | undefined;
     if (named.length) {
@@ -866,25 +878,52 @@ export function createGateway({
 }
 
 /** The objects a request names: its path's object, a continued upload, and ids its JSON body references. */
+/**
+ * The objects a call names: its route's object (and, when its decoded id holds a `/`, each part: a vendor that decodes
+ * `%2F` before routing reads `file-A%2Fcontent` as file-A's content), every value of its object query parameter, and
+ * what its JSON body references. A path no route names (through a vendor mount) names every segment and pair of
+ * segments of it, trailing, doubled or encoded slashes and all, and the referencing fields of its query and body:
+ * it cannot reach an object of another account by a path Genway does not know.
+ */
 function namedObjects(
   spec: RouteSpec | undefined,
   vendor: VendorDefinition,
   params: Record<string, string>,
-  query: string,
+  r: { path: string; query: string },
   text: string | undefined,
+  json: Json | undefined,
 ): string[] {
   const ids: string[] = [];
-  if (spec?.object)
-    ids.push(spec.object.replace(/\{(\w+)\}/g, (_, name: string) => decoded(params[name] ?? '')));
-  if (spec?.objectQuery && query) {
-    const id = new URLSearchParams(query).get(spec.objectQuery);
-    if (id) ids.push(id);
+  if (spec?.object) {
+    const id = spec.object.replace(/\{(\w+)\}/g, (_, name: string) => decoded(params[name] ?? ''));
+    ids.push(id);
+    if (id.split('/').length > spec.object.split('/').length) ids.push(...id.split('/'));
   }
-  if (spec?.refs && text && vendor.refs && vendor.refs.hints.some((h) => text.includes(h))) {
-    ids.push(...vendor.refs.find(text));
+  const query = r.query ? new URLSearchParams(r.query) : undefined;
+  if (spec?.objectQuery && query) ids.push(...query.getAll(spec.objectQuery).filter(Boolean));
+  const refs = vendor.refs;
+  if (refs && (spec === undefined || spec.refs) && json && text && mayReference(text, refs)) {
+    ids.push(...refsIn(json, refs));
+  }
+  if (spec === undefined) {
+    let path = r.path;
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      // refused before this as a malformed escape
+    }
+    const segments = path.split('/').filter(Boolean);
+    for (let i = 0; i < segments.length; i++) {
+      ids.push(segments[i]);
+      if (i + 1 < segments.length) ids.push(`${segments[i]}/${segments[i + 1]}`);
+    }
+    if (refs && query) {
+      for (const [name, value] of query) if (refs.fields.has(name)) ids.push(refs.idOf?.(value) ?? value);
+    }
   }
   // No vendor id holds a NUL (a decoded %00): Genway's own markers do, and a client cannot name them.
-  return ids.filter((id) => !id.includes('\u0000') && id.isWellFormed());
+  const unique = ids.length > 1 ? [...new Set(ids)] : ids;
+  return unique.filter((id) => id !== '' && !id.includes('\u0000') && id.isWellFormed());
 }
 
 function asksForUsage(json: Json): boolean {

@@ -143,10 +143,54 @@ export interface UsageFormat {
   countOnly?: boolean;
 }
 
-/** Object ids a JSON request body references, found by field names (cheap: `hints` are searched first). */
+/**
+ * Object ids a JSON request body references: the values of these fields anywhere in the decoded body (a string, an
+ * array of strings, or an object's `id`), so an escape in a field's name or value (`"previous\u005fresponse_id"`,
+ * `"file-\u0041"`) hides nothing, and ids in arrays and in fields beside the first are found too. `hints` are searched
+ * in the raw text first: a body holding none of them, and no `\u` escape (the one that could spell them otherwise),
+ * names no object, and is not walked.
+ */
 export interface BodyRefs {
   hints: readonly string[];
-  find(text: string): string[];
+  fields: ReadonlySet<string>;
+  /** The id a field's value names, when it is not the value itself (a file's URL names `files/...`). */
+  idOf?(value: string): string | undefined;
+}
+
+/** Whether a raw body may reference objects (see BodyRefs): if not, it is not walked. */
+export function mayReference(text: string, refs: BodyRefs): boolean {
+  return text.includes('\\u') || refs.hints.some((h) => text.includes(h));
+}
+
+/** The object ids `json` references by `refs`' fields, at any depth (iterative: no recursion limit to reach). */
+export function refsIn(json: unknown, refs: BodyRefs): string[] {
+  const out: string[] = [];
+  const name = (value: unknown) => {
+    if (typeof value !== 'string') return;
+    const id = refs.idOf ? refs.idOf(value) : value;
+    if (id) out.push(id);
+  };
+  const take = (value: unknown) => {
+    if (Array.isArray(value)) {
+      for (const item of value) take(item);
+    } else if (value !== null && typeof value === 'object') name((value as Obj).id);
+    else name(value);
+  };
+  const stack: unknown[] = [json];
+  while (stack.length) {
+    const value = stack.pop();
+    if (value === null || typeof value !== 'object') continue;
+    if (Array.isArray(value)) {
+      for (const item of value) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    for (const field in value) {
+      const member = (value as Obj)[field];
+      if (refs.fields.has(field)) take(member);
+      if (member !== null && typeof member === 'object') stack.push(member);
+    }
+  }
+  return out;
 }
 
 export interface VendorConfig {
@@ -197,16 +241,13 @@ export const count = (v: unknown): number =>
 export const obj = (v: unknown): Obj => (typeof v === 'object' && v !== null ? (v as Obj) : {});
 export const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
+/** A route that mints a short-lived vendor credential: refused on every vendor (docs/decisions.md). */
+export const EPHEMERAL_REFUSED =
+  'Ephemeral vendor tokens are not issued through Genway: a client holding one would call the vendor directly, outside its key, limits and metering';
+
 /** The objects a response revealed, from id fields that may be missing. */
 export function revealed(...values: unknown[]): RevealedObject[] {
   return values.flatMap((v) => (typeof v === 'string' && v ? [{ id: v }] : []));
-}
-
-/** Every capture group 1 of a global regex over `text`. */
-export function captures(re: RegExp, text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(re)) if (m[1]) out.push(m[1]);
-  return out;
 }
 
 /**

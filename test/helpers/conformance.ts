@@ -1,3 +1,4 @@
+import { mayReference, refsIn } from '../../src/gateway/vendor';
 import type { Method, RouteSpec, VendorDefinition, VendorName } from '../../src/gateway/vendor';
 
 /**
@@ -334,7 +335,7 @@ export function objectParams(spec: RouteSpec, creation: Creation, n: number): Re
 export const objectId = (spec: RouteSpec, values: Record<string, string>): string =>
   (spec.object ?? '').replace(PARAM, (_, name: string) => values[name]);
 
-/** JSON members that reference an object in a request body, tried against each vendor's own `refs.find`. */
+/** JSON members that reference an object in a request body, tried against each vendor's own `refs`. */
 const REF_SHAPES: ((id: string) => string)[] = [
   (id) => `"file_id":"${id}"`,
   (id) => `"previous_response_id":"${id}"`,
@@ -352,7 +353,7 @@ export interface Reference {
 
 /**
  * How a vendor's request bodies reference an object it can create: the first object route (files first: what
- * bodies mostly reference) whose id one of the shapes above names, as the vendor's `refs.find` reads it.
+ * bodies mostly reference) whose id one of the shapes above names, as the vendor's `refs` read it.
  */
 export function referenceFor(vendor: VendorDefinition): Reference | undefined {
   if (!vendor.refs) return undefined;
@@ -365,7 +366,7 @@ export function referenceFor(vendor: VendorDefinition): Reference | undefined {
     const id = objectId(target, objectParams(target, creation, 0));
     for (const member of REF_SHAPES) {
       const text = oddJson(SAMPLE_MODEL, member(id)).toString();
-      if (vendor.refs.hints.some((h) => text.includes(h)) && vendor.refs.find(text).includes(id)) {
+      if (mayReference(text, vendor.refs) && refsIn(JSON.parse(text), vendor.refs).includes(id)) {
         return { target, creation, member };
       }
     }

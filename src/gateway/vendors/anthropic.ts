@@ -1,5 +1,4 @@
 import {
-  captures,
   count,
   del,
   get,
@@ -68,9 +67,6 @@ const batchResults: UsageFormat = {
   },
 };
 
-/** File ids in content blocks: `{"type":"file","file_id":"file_..."}`. */
-const FILE_ID = /"file_id"\s*:\s*"([^"\\]{1,256})"/g;
-
 export const anthropic: VendorDefinition = {
   name: 'anthropic',
   mount: '/anthropic',
@@ -89,12 +85,14 @@ export const anthropic: VendorDefinition = {
     error: { type: ERROR_TYPES[status] ?? 'api_error', message },
   }),
   usage: { messages, batchResults },
-  refs: { hints: ['"file_id"'], find: (text) => captures(FILE_ID, text) },
+  // Files in content blocks (`{"type":"document","source":{"type":"file","file_id":...}}`), skills in a container.
+  refs: { hints: ['file_id', 'skill_id'], fields: new Set(['file_id', 'skill_id']) },
   routes: [
     post('/v1/messages', { model: 'body', usage: 'messages', stream: 'body', refs: true }),
     post('/v1/messages/count_tokens', { model: 'body', refs: true }),
     post('/v1/messages/batches', {
       model: 'batch',
+      refs: true,
       creates: { json: (b) => revealed(b.id) },
       absoluteUrls: true,
     }),

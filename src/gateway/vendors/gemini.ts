@@ -1,5 +1,5 @@
 import {
-  captures,
+  EPHEMERAL_REFUSED,
   count,
   del,
   get,
@@ -60,9 +60,8 @@ const generateContent: UsageFormat = {
 /** Embeddings and predictions report no tokens: each call is counted, with no tokens to price. */
 const callsOnly: UsageFormat = { triggers: [], event: () => undefined, countOnly: true };
 
-/** `fileData.fileUri` (a files/... resource, as a URL) and `cachedContent` name objects a call reads. */
-const FILE_URI = /"file_?[uU]ri"\s*:\s*"[^"\\]*?\/(files\/[A-Za-z0-9_-]{1,128})"/g;
-const CACHED = /"cached_?[cC]ontent"\s*:\s*"(cachedContents\/[A-Za-z0-9_-]{1,128})"/g;
+/** A resource name Genway records, alone or at the end of a URL (`fileData.fileUri`). */
+const RESOURCE = /(?:^|\/)((?:files|cachedContents|fileSearchStores|batches)\/[A-Za-z0-9_-]{1,128})$/;
 
 /**
  * The resumable upload's session URL points at the vendor: rewritten to point back at Genway (the client sends the
@@ -103,9 +102,21 @@ export const gemini: VendorDefinition = {
     error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
   }),
   usage: { generateContent, callsOnly },
+  // `fileData.fileUri`, `cachedContent`, a batch's or an import's `fileName`, a file search tool's stores; both
+  // spellings (the REST API takes snake_case too).
   refs: {
     hints: ['ile', 'ached'],
-    find: (text) => [...captures(FILE_URI, text), ...captures(CACHED, text)],
+    fields: new Set([
+      'fileUri',
+      'file_uri',
+      'cachedContent',
+      'cached_content',
+      'fileName',
+      'file_name',
+      'fileSearchStoreNames',
+      'file_search_store_names',
+    ]),
+    idOf: (value) => RESOURCE.exec(value)?.[1],
   },
   modelName: (raw) => (raw.startsWith('models/') ? raw.slice(7) : raw),
   routes: [
@@ -114,8 +125,8 @@ export const gemini: VendorDefinition = {
     action('countTokens', { refs: true }),
     action('embedContent', { usage: 'callsOnly' }),
     action('batchEmbedContents', { usage: 'callsOnly' }),
-    action('asyncBatchEmbedContent', { creates: { json: named } }),
-    action('batchGenerateContent', { creates: { json: named } }),
+    action('asyncBatchEmbedContent', { refs: true, creates: { json: named } }),
+    action('batchGenerateContent', { refs: true, creates: { json: named } }),
     action('predict', { usage: 'callsOnly' }),
     action('predictLongRunning', { creates: { json: named } }),
     v(get, '/models'),
@@ -148,7 +159,7 @@ export const gemini: VendorDefinition = {
     v(get, '/fileSearchStores'),
     v(get, '/fileSearchStores/{id}', { object: 'fileSearchStores/{id}' }),
     v(del, '/fileSearchStores/{id}', { object: 'fileSearchStores/{id}' }),
-    v(post, '/fileSearchStores/{id}:importFile', { object: 'fileSearchStores/{id}' }),
+    v(post, '/fileSearchStores/{id}:importFile', { object: 'fileSearchStores/{id}', refs: true }),
     post(`/upload/${VERSIONS}/fileSearchStores/{id}:uploadToFileSearchStore`, {
       object: 'fileSearchStores/{id}',
       objectQuery: 'upload_id',
@@ -158,10 +169,9 @@ export const gemini: VendorDefinition = {
     v(get, '/fileSearchStores/{id}/documents', { object: 'fileSearchStores/{id}' }),
     v(get, '/fileSearchStores/{id}/documents/{doc}', { object: 'fileSearchStores/{id}' }),
     v(del, '/fileSearchStores/{id}/documents/{doc}', { object: 'fileSearchStores/{id}' }),
-    v(post, '/authTokens', {
-      refuse:
-        'Ephemeral vendor tokens are not issued through Genway: a client holding one would call the vendor directly, outside its key, limits and metering',
-    }),
+    // Both spellings: @google/genai's `authTokens.create` posts to `auth_tokens`.
+    v(post, '/authTokens', { refuse: EPHEMERAL_REFUSED }),
+    v(post, '/auth_tokens', { refuse: EPHEMERAL_REFUSED }),
   ],
   catalog: [
     {

@@ -1,5 +1,5 @@
 import {
-  captures,
+  EPHEMERAL_REFUSED,
   count,
   del,
   get,
@@ -98,9 +98,6 @@ const batchOutput: UsageFormat = {
   },
 };
 
-/** `previous_response_id`, file ids in content parts and batch inputs. */
-const REFS = /"(?:previous_response_id|file_id|input_file_id)"\s*:\s*"([^"\\]{1,256})"/g;
-
 /** A response object's id: the first `"id"` of the body or of the first event (`response.created`). */
 const RESPONSE_ID = /"id"\s*:\s*"(resp_[^"\\]{1,200})"/;
 const CHAT_ID = /"id"\s*:\s*"(chatcmpl-[^"\\]{1,200})"/;
@@ -129,9 +126,19 @@ export const openai: VendorDefinition = {
     return { error: { message, type, param: null, code } };
   },
   usage: { responses, chat, images, batchOutput },
+  // A response continued, a conversation (its id, or `{"id"}`), files in content parts, tools' containers, image
+  // edits, batch inputs and fine-tuning (through the mount).
   refs: {
-    hints: ['previous_response_id', 'file_id'],
-    find: (text) => captures(REFS, text),
+    hints: ['previous_response_id', 'file_id', 'conversation', 'training_file', 'validation_file'],
+    fields: new Set([
+      'previous_response_id',
+      'file_id',
+      'file_ids',
+      'input_file_id',
+      'conversation',
+      'training_file',
+      'validation_file',
+    ]),
   },
   routes: [
     post('/v1/chat/completions', {
@@ -194,8 +201,12 @@ export const openai: VendorDefinition = {
     get('/v1/batches/{id}', { object: '{id}', creates: { json: batchObjects } }),
     post('/v1/batches/{id}/cancel', { object: '{id}' }),
     post('/v1/images/generations', { model: 'body', usage: 'images', stream: 'body' }),
-    post('/v1/images/edits', { model: 'form', usage: 'images', stream: 'body' }),
+    post('/v1/images/edits', { model: 'form', usage: 'images', stream: 'body', refs: true }),
     post('/v1/images/variations', { model: 'form' }),
+    // Realtime's client secrets (and the sessions that return one) are ephemeral keys for a browser to call with.
+    post('/v1/realtime/client_secrets', { refuse: EPHEMERAL_REFUSED }),
+    post('/v1/realtime/sessions', { refuse: EPHEMERAL_REFUSED }),
+    post('/v1/realtime/transcription_sessions', { refuse: EPHEMERAL_REFUSED }),
     post('/v1/audio/speech', { model: 'body', stream: 'body' }),
     post('/v1/audio/transcriptions', { model: 'form', stream: 'body' }),
     post('/v1/audio/translations', { model: 'form' }),
