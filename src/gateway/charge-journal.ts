@@ -48,6 +48,8 @@ export class JournalFile {
   private queued = '';
   private appending: Promise<void> | undefined;
   private closed = false;
+  /** Every journal this process named (its own, and those it claimed): the one set of files it never claims. */
+  private readonly mine = new Set<string>();
 
   constructor(
     private readonly dir: string,
@@ -60,7 +62,9 @@ export class JournalFile {
   }
 
   private ownName(): string {
-    return path.join(this.dir, `tabs-${this.host}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`);
+    const name = `tabs-${this.host}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
+    this.mine.add(name);
+    return path.join(this.dir, name);
   }
 
   /** Appends `lines` with the rest of this turn's, in one write; settles once they are in the file (never rejects). */
@@ -117,10 +121,13 @@ export class JournalFile {
     const claimedCharges: Charge[] = [];
     for (const name of names) {
       const m = name.match(JOURNAL);
-      if (!m || name === own || Number(m[3]) === process.pid) continue;
+      if (!m || name === own || this.mine.has(name)) continue;
       const file = path.join(this.dir, name);
       try {
-        const gone = m[2] === this.host && !alive(Number(m[3]));
+        // This host's pid and not a journal of this process: an earlier process with the same pid, gone (a container
+        // restarted: node is pid 1 again, under the same host name).
+        const pid = Number(m[3]);
+        const gone = m[2] === this.host && (pid === process.pid || !alive(pid));
         if (!gone && Date.now() - fs.statSync(file).mtimeMs < STALE_MS) continue;
         // Renamed as one of this process's journals: only one process wins (the others get ENOENT), and should this
         // one die before adopting it, the file is claimable again.

@@ -159,6 +159,9 @@ function decodable(text: string): boolean {
   }
 }
 
+/** A model name's version suffix: a date (OpenAI's `-2024-08-06`, Anthropic's `-20241022`) or Gemini's `-001`. */
+const VERSION_SUFFIX = /-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3})$/;
+
 /** A multipart body (a file upload): streamed to the vendor, never held. */
 function isMultipart(contentType: string | undefined): boolean {
   return contentType !== undefined && /^\s*multipart\//i.test(contentType);
@@ -394,6 +397,17 @@ export function createGateway({
     idleTimeoutMs: gateway.idleTimeoutMs,
   });
   const prices = new Map(Object.entries(gateway.prices));
+  /**
+   * A model's price: its own, else that of its name without a version suffix (`-2024-08-06`, `-20241022`, `-001`):
+   * vendors answer with the dated snapshot a name points at (a batch's results name no other), and a client may name
+   * it, so a priced name's snapshots cost what it does.
+   */
+  const priceFor = (model: string | undefined): Price | undefined => {
+    if (model === undefined) return undefined;
+    const own = prices.get(model);
+    if (own !== undefined || !VERSION_SUFFIX.test(model)) return own;
+    return prices.get(model.replace(VERSION_SUFFIX, ''));
+  };
   const meter = new UsageMeter(
     store.usage,
     (delta) => store.accounts.addUsage(delta),
@@ -448,7 +462,7 @@ export function createGateway({
   function priceOf(requestModel: string | undefined, readings: UsageReading[], factor = 1): number {
     let micros = 0;
     for (const r of readings) {
-      const price = prices.get(modelLabel(requestModel ?? r.model));
+      const price = priceFor(modelLabel(requestModel ?? r.model));
       if (price) micros += cost(price, r.usage) * factor;
     }
     return Math.round(micros);
@@ -481,7 +495,7 @@ export function createGateway({
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
   const needsBalance = (models: (string | undefined)[]) =>
-    prices.size > 0 && models.some((m) => m !== undefined && prices.has(m));
+    prices.size > 0 && models.some((m) => priceFor(m) !== undefined);
 
   /** The upstream metrics of one vendor and status, bound once (a handful of label sets per vendor). */
   const bound = new Map<string, Map<number, ReturnType<typeof bindUpstreamMetrics>>>();
@@ -659,7 +673,8 @@ export function createGateway({
     if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
-    if (priced) {
+    // A batch whose models are inside an uploaded file (OpenAI's) may run any priced model: it needs a balance too.
+    if (priced || (spec?.model === 'hidden' && prices.size > 0)) {
       const balanceRead = balanceGuard.check(auth.accountId);
       if (balanceRead) await balanceRead;
     }
@@ -855,7 +870,7 @@ export function createGateway({
           admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
         allowed: (auth, asked) => assertModels(auth, asked.models, asked.lookalike, false),
         check: async (auth, asked) => {
-          const priced = asked.models.some((m) => typeof m === 'string' && prices.has(m));
+          const priced = asked.models.some((m) => typeof m === 'string' && priceFor(m) !== undefined);
           assertModels(auth, asked.models, asked.lookalike, priced);
           await budgetGuard?.check(auth);
           if (priced) await balanceGuard.check(auth.accountId);

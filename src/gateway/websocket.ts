@@ -358,7 +358,15 @@ function splice(
     }
     format.event(event as Record<string, unknown>, acc);
     if (!acc.usage) return;
-    const model = requested.shift();
+    // Turns are matched to their usage in order, but a turn the vendor refused with an error event reports none, so
+    // the order can run behind: where the vendor names another model than the one asked (or a snapshot of it), its
+    // own name is the one priced, not the earlier turn's.
+    const asked = requested.shift();
+    const answered = acc.model;
+    const model =
+      asked !== undefined && answered !== undefined && answered !== asked && !answered.startsWith(`${asked}-`)
+        ? answered
+        : asked;
     o.onUsage(auth, model, [{ model: acc.model, usage: acc.usage, requests: 1 }]);
     acc = new UsageAccumulator();
   };

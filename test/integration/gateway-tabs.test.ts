@@ -32,11 +32,11 @@ describe.each(storeModes)('gateway charges as tabs (%s)', (_mode, redis) => {
     if (redis) await dropPrefix(prefix);
   });
 
-  const messages = (key: string) =>
+  const messages = (key: string, model = 'claude-test') =>
     fetch(`${gw.base}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-test', max_tokens: 8, messages: [] }),
+      body: JSON.stringify({ model, max_tokens: 8, messages: [] }),
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { message: string } } }));
   /** The ledger as the store holds it, without posting this replica's tabs first. */
   const stored = async (accountId: string) =>
@@ -78,6 +78,38 @@ describe.each(storeModes)('gateway charges as tabs (%s)', (_mode, redis) => {
       ['credit', 20_000],
       ['charge', 20_000],
     ]);
+  });
+
+  test("a priced name's dated snapshots cost what it does; another name does not", async () => {
+    const { accountId, key } = await fundedKey(gw.h.services, 1);
+    for (const model of ['claude-test-20250514', 'claude-test-2025-05-14'])
+      expect([model, (await messages(key, model)).status]).toEqual([model, 200]);
+    expect(gw.h.services.charges.byAccount(accountId)).toBe(2 * CALL);
+    for (const model of ['claude-test-x', 'claude-testing-20250514', 'claude-test-2025'])
+      expect([model, (await messages(key, model)).status]).toEqual([model, 200]);
+    expect(gw.h.services.charges.byAccount(accountId)).toBe(2 * CALL);
+  });
+
+  test('an OpenAI batch (its models inside an uploaded file) needs a balance left, as a priced call does', async () => {
+    const batch = (key: string) =>
+      fetch(`${gw.base}/v1/batches`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          input_file_id: 'file-in',
+          endpoint: '/v1/chat/completions',
+          completion_window: '24h',
+        }),
+      });
+    const before = vendor.received.length;
+    const { key: broke } = await fundedKey(gw.h.services, 0);
+    const refused = await batch(broke);
+    expect(refused.status).toBe(402);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_quota');
+    expect(vendor.received.length).toBe(before);
+    const { key } = await fundedKey(gw.h.services, 1);
+    expect((await batch(key)).status).not.toBe(402); // forwarded: the mock vendor's own answer
+    expect(vendor.received.length).toBe(before + 1);
   });
 
   test("a key's hard budget crossed by calls not yet posted refuses the next call at once; the budget read posts them", async () => {

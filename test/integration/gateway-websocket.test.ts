@@ -68,6 +68,12 @@ class MockWebSocketVendor {
         const message = JSON.parse(frame.payload.toString()) as { type: string; model?: string };
         upgrade.messages.push(message);
         if (message.type !== 'response.create') continue;
+        if (message.model === 'no-such-model') {
+          // The vendor's refusal of a turn: an error event, no response and no usage.
+          const error = { type: 'invalid_request_error', code: 'model_not_found', message: 'no such model' };
+          socket.write(serverFrame(1, Buffer.from(JSON.stringify({ type: 'error', status: 404, error }))));
+          continue;
+        }
         const response = { ...RESPONSE_JSON, model: message.model };
         const events = [
           {
@@ -366,6 +372,22 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
       { type: 'response.create', model: 'gpt-ws-priced', input: 'y' },
     ]);
     client.ws.close();
+  });
+
+  test("a turn the vendor refuses (an error event, no usage) does not shift the next turn's price onto its model", async () => {
+    const turn = (model: string) => JSON.stringify({ type: 'response.create', model, input: 'x' });
+    /** What an account's turns cost, from its balance (a read posts what it owes). */
+    const spent = async (turns: string[], events: number) => {
+      const { key, accountId } = await fundedKey(gw.h.services, 10);
+      const client = await connect(wsUrl(), key);
+      for (const t of turns) client.ws.send(t);
+      await client.until(events);
+      client.ws.close();
+      return 10 - (await gw.h.services.accounts.describeAccount(accountId)).balanceUsd;
+    };
+    const alone = await spent([turn('gpt-ws-priced')], 4);
+    expect(alone).toBeGreaterThan(0);
+    expect(await spent([turn('no-such-model'), turn('gpt-ws-priced')], 5)).toBeCloseTo(alone, 9);
   });
 
   test('a key revoked while connected: its next response is refused and the connection closed (1008)', async () => {

@@ -216,6 +216,18 @@ describe('GatewayCharges', () => {
     expect(logs.text).toContain('took over charges journaled by a stopped process');
   });
 
+  test('a journal of an earlier process with this pid (a restarted container: node is pid 1 again) is taken over', async () => {
+    const earlier = path.join(dir, `tabs-${host}-${process.pid}-ffffffff.jsonl`);
+    const unposted = { accountId: 'acct_1', micros: 11, reference: 'llm:before-restart' };
+    fs.writeFileSync(earlier, `${JSON.stringify(unposted)}\n`); // fresh: it was written a moment before the restart
+    const posted: Charge[] = [];
+    const c = charges(async (charge) => void posted.push(charge));
+    expect(c.byAccount('acct_1')).toBe(11);
+    await c.flush();
+    expect(posted).toEqual([unposted]);
+    expect(fs.existsSync(earlier)).toBe(false);
+  });
+
   test("another live process's fresh journal is left alone; once stale, it is taken over", async () => {
     const theirs = path.join(dir, `tabs-${host}-${process.ppid}-00000000.jsonl`);
     const orphan = { accountId: 'acct_1', micros: 7, reference: 'llm:orphan' };
