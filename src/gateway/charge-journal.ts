@@ -15,6 +15,13 @@ const STALE_MS = 10_000;
  */
 const JOURNAL = /^(tabs|charges)-(.+)-(\d+)-([0-9a-f]+)\.jsonl$/;
 
+/**
+ * Every journal a journal of this process named (its own, and those it claimed), whichever instance (replicas in one
+ * process share a directory in tests): the files this process never claims. A file with this host and pid that is
+ * not among them was left by an earlier process with the same pid.
+ */
+const MINE = new Set<string>();
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -48,8 +55,6 @@ export class JournalFile {
   private queued = '';
   private appending: Promise<void> | undefined;
   private closed = false;
-  /** Every journal this process named (its own, and those it claimed): the one set of files it never claims. */
-  private readonly mine = new Set<string>();
 
   constructor(
     private readonly dir: string,
@@ -63,7 +68,7 @@ export class JournalFile {
 
   private ownName(): string {
     const name = `tabs-${this.host}-${process.pid}-${randomBytes(4).toString('hex')}.jsonl`;
-    this.mine.add(name);
+    MINE.add(name);
     return path.join(this.dir, name);
   }
 
@@ -121,7 +126,7 @@ export class JournalFile {
     const claimedCharges: Charge[] = [];
     for (const name of names) {
       const m = name.match(JOURNAL);
-      if (!m || name === own || this.mine.has(name)) continue;
+      if (!m || name === own || MINE.has(name)) continue;
       const file = path.join(this.dir, name);
       try {
         // This host's pid and not a journal of this process: an earlier process with the same pid, gone (a container

@@ -7,6 +7,10 @@ export interface ObjectOwner {
   keyFingerprint: string;
   /** When reading this object's content is metered (a batch's results): the usage format, billed once. */
   usage?: string;
+  /** That reading is billed at a call's price (a background response), not a batch's... */
+  call?: boolean;
+  /** ...for the model the call named. */
+  model?: string;
 }
 
 /**

@@ -436,13 +436,17 @@ export function createGateway({
     auth: AuthContext,
     readings: UsageReading[],
     billOnce: string,
+    owner: ObjectOwner | undefined,
   ): Promise<void> {
-    const micros = priceOf(undefined, readings, gateway.batchPriceFactor);
+    // A background response is a call run later: a call's price for the model it named, under a reference of its own.
+    const call = owner?.call === true;
+    const requestModel = call ? owner.model : undefined;
+    const micros = priceOf(requestModel, readings, call ? 1 : gateway.batchPriceFactor);
     if (micros > 0) {
       await charges.once({
         accountId: auth.accountId,
         micros,
-        reference: `llm-batch:${upstream.name}:${billOnce}`,
+        reference: `${call ? 'llm-later' : 'llm-batch'}:${upstream.name}:${billOnce}`,
         keyId: auth.keyId,
         model: modelLabel(readings[0]?.model),
       });
@@ -456,7 +460,7 @@ export function createGateway({
       [{ id: marker, owner: { accountId: auth.accountId, keyFingerprint: '' } }],
       gateway.objectTtlMs,
     );
-    meterAll(upstream, auth, undefined, readings);
+    meterAll(upstream, auth, requestModel, readings);
   }
 
   function priceOf(requestModel: string | undefined, readings: UsageReading[], factor = 1): number {
@@ -702,6 +706,8 @@ export function createGateway({
         (spec.stored === 'by-default' ? json?.store !== false : json?.store === true))
         ? spec.creates
         : undefined;
+    // Run in the background: what it creates answers with the usage later, and is metered when read.
+    const later = spec?.background && json?.background === true ? spec.background : undefined;
     const remembered: Promise<unknown>[] = [];
     const remember = (found: RevealedObject[]) => {
       if (!found.length) return;
@@ -711,7 +717,7 @@ export function createGateway({
         owner: {
           accountId: auth.accountId,
           keyFingerprint: fingerprint,
-          ...(o.usage ? { usage: o.usage } : {}),
+          ...(o.usage ? { usage: o.usage } : later ? { usage: later, call: true, model } : {}),
         },
       }));
       remembered.push(
@@ -746,7 +752,7 @@ export function createGateway({
       const record = (readings: UsageReading[]) => {
         if (!readings.length) return;
         call.span?.usage(readings);
-        if (billOnce) accountOnce(upstream, auth, readings, billOnce).catch(failed);
+        if (billOnce) accountOnce(upstream, auth, readings, billOnce, owner).catch(failed);
         else account(upstream, auth, model, readings);
       };
       // The charge is in the journal (Redis mode) before the response ends: what `written()` returns settles then.

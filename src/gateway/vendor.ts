@@ -76,6 +76,11 @@ export interface RouteOptions {
    */
   stored?: 'by-default' | 'on-request';
   /**
+   * A call the client runs in the background (`background: true`) answers before it ran, without usage: the object it
+   * creates is metered when it is read (the usage format named here), once, at the call's own price.
+   */
+  background?: string;
+  /**
    * Its stream reports usage only when the client asks (`stream_options.include_usage`): Genway asks on the
    * client's behalf, so every stream is metered, and takes the extra usage-only chunk out of what the client gets.
    */

@@ -1,10 +1,15 @@
-import { MockVendor } from '../helpers/mock-vendor';
+import type http from 'node:http';
+import { settled } from '../helpers/eventually';
+import { MockVendor, type Received } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
 import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 
 /** One messages call (12 in, 3 out) costs 18,000 micro-USD. */
-const PRICES = { 'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 } };
+const PRICES = {
+  'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 },
+  'gpt-bg': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 },
+};
 const CALL = 18_000;
 /** basic-image at its default resolution (2K). */
 const IMAGE = 30_000;
@@ -78,6 +83,42 @@ describe.each(storeModes)('gateway charges as tabs (%s)', (_mode, redis) => {
       ['credit', 20_000],
       ['charge', 20_000],
     ]);
+  });
+
+  test('a background response is charged when it is read finished: once, at the price of a call', async () => {
+    const { accountId, key } = await fundedKey(gw.h.services, 1);
+    const usage = { input_tokens: 12, output_tokens: 3 };
+    // The vendor names the snapshot; the call was for its alias, which is priced.
+    const answer = (status: string, done: boolean) => (_r: Received, res: http.ServerResponse) => {
+      const body = JSON.stringify({
+        id: 'resp_bg_1',
+        object: 'response',
+        status,
+        model: 'gpt-bg-2025-01-01',
+        output: [],
+        usage: done ? usage : null,
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    };
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    /** Micro-USD charged so far (a balance read posts what is owed). */
+    const spent = async () =>
+      Math.round((1 - (await gw.h.services.accounts.describeAccount(accountId)).balanceUsd) * 1e6);
+    vendor.next(answer('queued', false));
+    const body = JSON.stringify({ model: 'gpt-bg', input: 'x', background: true });
+    expect((await fetch(`${gw.base}/v1/responses`, { method: 'POST', headers, body })).status).toBe(200);
+    vendor.next(answer('in_progress', false));
+    expect((await fetch(`${gw.base}/v1/responses/resp_bg_1`, { headers })).status).toBe(200);
+    expect(await spent()).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      vendor.next(answer('completed', true));
+      expect((await fetch(`${gw.base}/v1/responses/resp_bg_1`, { headers })).status).toBe(200);
+    }
+    // 12 in and 3 out at 1000 / 2000 USD per MTok, as the call would have cost (not at the batch factor).
+    expect(await settled(spent, CALL)).toBe(CALL);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await spent()).toBe(CALL); // read three times, charged once
   });
 
   test("a priced name's dated snapshots cost what it does; another name does not", async () => {

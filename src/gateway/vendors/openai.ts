@@ -165,6 +165,7 @@ export const openai: VendorDefinition = {
       refs: true,
       creates: { head: RESPONSE_ID },
       stored: 'by-default',
+      background: 'responses',
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
     post('/v1/responses/input_tokens', { model: 'body', refs: true }),
