@@ -675,6 +675,10 @@ export function createGateway({
     }
     const priced = needsBalance(models);
     if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
+    if (priced && spec?.usage && vendor.hidesUsage) {
+      const hidden = vendor.hidesUsage(new URLSearchParams(r.query), req.headers);
+      if (hidden) throw new ApiError('invalid_request', hidden);
+    }
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
     // A batch whose models are inside an uploaded file (OpenAI's) may run any priced model: it needs a balance too.

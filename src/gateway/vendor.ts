@@ -227,6 +227,14 @@ export interface VendorDefinition {
   keyTo: { header: string; value(key: string): string };
   /** Client headers that never reach the vendor: they name the client's own vendor account, not Genway's key. */
   dropHeaders?: readonly string[];
+  /**
+   * Why a metered call's answer would come without its usage, when the request asks the vendor so (Gemini's field
+   * masks and protobuf answers): such a call to a priced model is refused.
+   */
+  hidesUsage?(
+    query: URLSearchParams,
+    headers: Record<string, string | string[] | undefined>,
+  ): string | undefined;
   /** Headers filled in when the client sends none (the messages format's version date). */
   defaultHeaders?(config: VendorConfig): Record<string, string>;
   /** Genway's own errors in this vendor's error body, so its SDK raises its usual error class. */

@@ -9,6 +9,7 @@ import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 const PRICES = {
   'claude-test': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 },
   'gpt-bg': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 },
+  'gemini-priced': { inputPerMTokUsd: 1000, outputPerMTokUsd: 2000 },
 };
 const CALL = 18_000;
 /** basic-image at its default resolution (2K). */
@@ -119,6 +120,32 @@ describe.each(storeModes)('gateway charges as tabs (%s)', (_mode, redis) => {
     expect(await settled(spent, CALL)).toBe(CALL);
     await new Promise((r) => setTimeout(r, 200));
     expect(await spent()).toBe(CALL); // read three times, charged once
+  });
+
+  test('a priced Gemini call asking the vendor to leave its usage out (field mask, protobuf) is refused', async () => {
+    const { key } = await fundedKey(gw.h.services, 1);
+    const generate = (query: string, headers: Record<string, string> = {}) =>
+      fetch(`${gw.base}/v1beta/models/gemini-priced:generateContent${query}`, {
+        method: 'POST',
+        headers: { 'x-goog-api-key': key, 'content-type': 'application/json', ...headers },
+        body: '{"contents":[{"parts":[{"text":"x"}]}]}',
+      });
+    const before = vendor.received.length;
+    for (const [query, headers] of [
+      ['?fields=candidates', {}],
+      ['?%24fields=candidates', {}],
+      ['', { 'x-goog-fieldmask': 'candidates' }],
+      ['?alt=proto', {}],
+      ['?%24alt=proto', {}],
+    ] as [string, Record<string, string>][]) {
+      const r = await generate(query, headers);
+      expect([query, headers, r.status]).toEqual([query, headers, 400]);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/on a metered call/);
+    }
+    expect(vendor.received.length).toBe(before);
+    // A mask that keeps the usage is the client's to ask for.
+    expect((await generate('?fields=candidates,usageMetadata')).status).toBe(200);
+    expect(vendor.received.length).toBe(before + 1);
   });
 
   test("a priced name's dated snapshots cost what it does; another name does not", async () => {

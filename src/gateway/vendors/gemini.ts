@@ -96,6 +96,18 @@ export const gemini: VendorDefinition = {
     hasQueryKey || headers['x-goog-api-key'] !== undefined || headers['x-goog-api-client'] !== undefined,
   keyHeaders: ['x-goog-api-key', 'authorization'],
   queryKey: true,
+  hidesUsage: (query, headers) => {
+    const masks = [...query.getAll('fields'), ...query.getAll('$fields'), headers['x-goog-fieldmask']].flat();
+    for (const mask of masks) {
+      if (mask !== undefined && !/usage_?[mM]etadata/.test(mask)) {
+        return 'A field mask (fields, $fields or X-Goog-FieldMask) must keep usageMetadata on a metered call: Genway reads the usage from the answer';
+      }
+    }
+    if ([...query.getAll('alt'), ...query.getAll('$alt')].some((alt) => alt !== 'json' && alt !== 'sse')) {
+      return 'alt must be json or sse on a metered call: Genway reads the usage from the answer';
+    }
+    return undefined;
+  },
   // The key goes in the header, never in the URL, where logs along the way would keep it.
   keyTo: { header: 'x-goog-api-key', value: (key) => key },
   errorBody: (status, message) => ({
