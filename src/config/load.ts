@@ -116,12 +116,21 @@ function fromEnv(env: Env): Plain {
   return out;
 }
 
+/** Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis URLs. */
+const SECRET_KEY = /token|secret|key|password|headers|redis/i;
+
 function describe(issue: z.core.$ZodIssue, input: Plain): string {
   const key = issue.path.join('.') || '(root)';
   let got: unknown = input;
   for (const part of issue.path)
     got = isPlain(got) || Array.isArray(got) ? (got as Plain)[part as string] : undefined;
-  const shown = got === undefined ? '' : ` (got ${JSON.stringify(got)})`;
+  // A secret is never echoed (a too-short admin token, a Redis URL with its password): only what kind it was.
+  const shown =
+    got === undefined
+      ? ''
+      : SECRET_KEY.test(key)
+        ? ` (got ${typeof got === 'string' ? `${got.length} characters` : typeof got}, not shown)`
+        : ` (got ${JSON.stringify(got)})`;
   if (issue.code === 'unrecognized_keys') return `config: ${key}: unknown key(s) ${issue.keys.join(', ')}`;
   return `config: ${key}: ${issue.message}${shown}`;
 }

@@ -27,6 +27,12 @@ describe('the genway process', () => {
       'config: sandbox.delayMs: Invalid input: expected number, received string (got "soon")',
     );
 
+    // A secret's value is never echoed, only its kind.
+    const s = startGenway(['serve'], { GENWAY_ADMIN_TOKEN: 'short-admin-tok' });
+    expect(await s.exited).toBe(1);
+    expect(s.stderr()).toMatch(/^config: admin\.token: .*\(got 15 characters, not shown\)\n?$/);
+    expect(s.stderr()).not.toContain('short-admin-tok');
+
     fs.writeFileSync(file, 'log:\n  level: loud\n');
     const r = startGenway(['serve'], { GENWAY_CONFIG: file, LOG_LEVEL: '' });
     expect(await r.exited).toBe(1);
