@@ -37,6 +37,7 @@ import {
   type RouteSpec,
   type UsageFormat,
   type VendorDefinition,
+  type VendorName,
 } from './vendor';
 import { VENDORS } from './vendors';
 import { proxyWebSocket } from './websocket';
@@ -463,6 +464,19 @@ export function createGateway({
     meterAll(upstream, auth, requestModel, readings);
   }
 
+  /** The records of the objects a call names; another account's is a 404, as if it did not exist. */
+  async function ownedBy(
+    auth: AuthContext,
+    vendor: VendorName,
+    named: string[],
+  ): Promise<(ObjectOwner | null)[]> {
+    const owners = await objects.recall(vendor, named);
+    if (owners.some((o) => o && o.accountId !== auth.accountId)) {
+      throw new ApiError('not_found', `No such ${vendor} object: ${named.join(', ')}`);
+    }
+    return owners;
+  }
+
   function priceOf(requestModel: string | undefined, readings: UsageReading[], factor = 1): number {
     let micros = 0;
     for (const r of readings) {
@@ -692,10 +706,7 @@ export function createGateway({
     let owner: ObjectOwner | undefined;
     let key: VendorKey | undefined;
     if (named.length) {
-      const owners = await objects.recall(vendor.name, named);
-      if (owners.some((o) => o && o.accountId !== auth.accountId)) {
-        throw new ApiError('not_found', `No such ${vendor.name} object: ${named.join(', ')}`);
-      }
+      const owners = await ownedBy(auth, vendor.name, named);
       owner = owners.find((o): o is ObjectOwner => o !== null);
       key = owner ? upstream.keyOf(owner.keyFingerprint) : undefined;
     }
@@ -868,6 +879,7 @@ export function createGateway({
     upgrade: (req, socket, head) => {
       const r = request(req);
       const upstream = upstreams[r.resolution.vendor.name];
+      const wsKey = upstream.nextKey();
       proxyWebSocket({
         req,
         socket,
@@ -879,13 +891,28 @@ export function createGateway({
         admit: () =>
           admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
         allowed: (auth, asked) => assertModels(auth, asked.models, asked.lookalike, false),
-        check: async (auth, asked) => {
+        check: async (auth, asked, message) => {
           const priced = asked.models.some((m) => typeof m === 'string' && priceFor(m) !== undefined);
           assertModels(auth, asked.models, asked.lookalike, priced);
           await budgetGuard?.check(auth);
           if (priced) await balanceGuard.check(auth.accountId);
+          // A turn continues a response or reads a file as an HTTP call does: only its own account's.
+          const refs = upstream.def.refs;
+          const named = refs ? refsIn(message, refs) : [];
+          if (named.length) await ownedBy(auth, upstream.name, named);
         },
-        key: upstream.nextKey(),
+        created: (auth, responseId) => {
+          const owner = {
+            accountId: auth.accountId,
+            keyFingerprint: wsKey ? upstream.fingerprint(wsKey) : '',
+          };
+          objects
+            .remember(upstream.name, [{ id: responseId, owner }], gateway.objectTtlMs)
+            .catch((err: unknown) => {
+              logger.error({ err, vendor: upstream.name }, 'remembering vendor objects failed');
+            });
+        },
+        key: wsKey,
         requestId: requestIdOf(req),
         idleTimeoutMs: gateway.idleTimeoutMs,
         connectTimeoutMs: gateway.connectTimeoutMs,

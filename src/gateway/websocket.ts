@@ -83,8 +83,13 @@ export interface WebSocketProxyOptions {
   logger: Logger;
   /** Admission with the key of the upgrade request: 401 and 429 as for any request. */
   admit(): AuthContext | Promise<AuthContext>;
-  /** Allow-list, budget and balance for a message that starts a response; throws the refusal. */
-  check(auth: AuthContext, asked: AskedModels): Promise<void>;
+  /**
+   * Allow-list, budget, balance and the objects it names (another account's is a 404) for a message that starts a
+   * response; throws the refusal.
+   */
+  check(auth: AuthContext, asked: AskedModels, message: Record<string, unknown>): Promise<void>;
+  /** A response the vendor created on this connection: remembered as the account's, as one made over HTTP is. */
+  created(auth: AuthContext, responseId: string): void;
   /** The allow-list alone, for any other message that names a model; throws the refusal. */
   allowed(auth: AuthContext, asked: AskedModels): void;
   /** The vendor key (and origin) this connection uses; no other is tried (see docs/decisions.md). */
@@ -349,12 +354,17 @@ function splice(
     if (!frame.fin) return;
     const text = Buffer.concat(message).toString('utf8');
     message = [];
-    if (!format.triggers.some((t) => text.includes(t))) return;
+    const created = text.includes('"response.created"');
+    if (!created && !format.triggers.some((t) => text.includes(t))) return;
     let event: unknown;
     try {
       event = JSON.parse(text);
     } catch {
       return;
+    }
+    if (created) {
+      const e = event as { type?: unknown; response?: { id?: unknown } };
+      if (e.type === 'response.created' && typeof e.response?.id === 'string') o.created(auth, e.response.id);
     }
     format.event(event as Record<string, unknown>, acc);
     if (!acc.usage) return;
@@ -422,7 +432,7 @@ function splice(
       }
       // Each response is a request: the key may have been revoked or run out of rate since the upgrade.
       await o.admit();
-      await o.check(auth, asked);
+      await o.check(auth, asked, message);
     } catch (err) {
       const apiError = err instanceof ApiError ? err : new ApiError('internal', 'Internal server error');
       return refuse(apiError, apiError.status === 401);

@@ -166,22 +166,19 @@ describe('coding CLIs through Genway', () => {
     expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
   }
 
+  /** Claude Code at Genway with `key`, nothing else reached for. */
+  const claudeEnv = (key: string) => ({
+    ANTHROPIC_BASE_URL: gw.base,
+    ANTHROPIC_API_KEY: key,
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  });
+
   test('Claude Code: ANTHROPIC_BASE_URL at Genway, a Genway key; the answer printed, vendor key swapped in, usage metered', async () => {
     const { key, keyId } = await fundedKey(gw.h.services);
     const before = vendor.seen.length;
-    const r = await run(
-      vendor,
-      'claude',
-      ['-p', 'say pong'],
-      {
-        ANTHROPIC_BASE_URL: gw.base,
-        ANTHROPIC_API_KEY: key,
-        DISABLE_TELEMETRY: '1',
-        DISABLE_AUTOUPDATER: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      },
-      freshHome('claude'),
-    );
+    const r = await run(vendor, 'claude', ['-p', 'say pong'], claudeEnv(key), freshHome('claude'));
     const seen = vendor.seen.slice(before);
     timings.push({ client: 'Claude Code', run: r, requests: seen.length });
     expect({ code: r.code, printed: r.stdout.includes(PHRASE) }).toEqual({ code: 0, printed: true });
@@ -221,19 +218,7 @@ describe('coding CLIs through Genway', () => {
     const before = vendor.seen.length;
     for (const k of VENDOR_KEYS.anthropic) vendor.refusedKeys.add(k);
     try {
-      const r = await run(
-        vendor,
-        'claude',
-        ['-p', 'say pong'],
-        {
-          ANTHROPIC_BASE_URL: gw.base,
-          ANTHROPIC_API_KEY: key,
-          DISABLE_TELEMETRY: '1',
-          DISABLE_AUTOUPDATER: '1',
-          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-        },
-        home,
-      );
+      const r = await run(vendor, 'claude', ['-p', 'say pong'], claudeEnv(key), home);
       timings.push({
         client: 'Claude Code, vendor keys refused',
         run: r,

@@ -390,6 +390,35 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect(await spent([turn('no-such-model'), turn('gpt-ws-priced')], 5)).toBeCloseTo(alone, 9);
   });
 
+  test("a response made on the connection is its account's: another account's turn naming it is a 404, so is its GET", async () => {
+    const owner = await fundedKey(gw.h.services);
+    const a = await connect(wsUrl(), owner.key);
+    a.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'secret plans' }));
+    await a.until(4);
+    a.ws.close();
+    const id = RESPONSE_JSON.id;
+    const recorded = async () =>
+      (await gw.h.services.store.vendorObjects.recall('openai', [id]))[0]?.accountId ?? null;
+    expect(await settled(recorded, owner.accountId)).toBe(owner.accountId);
+
+    const other = await fundedKey(gw.h.services);
+    const b = await connect(wsUrl(), other.key);
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1]; // b's
+    // Escaped, under the event's nested shape: decoded, it names the owner's response.
+    b.ws.send(
+      `{"type":"response.create","response":{"model":"gpt-ws","previous\\u005fresponse_id":"${id}"}}`,
+    );
+    const [refusal] = await b.until(1);
+    expect(refusal).toMatchObject({ type: 'error', status: 404 });
+    expect((refusal.error as { message: string }).message).toBe(`No such openai object: ${id}`);
+    expect(upgrade.messages).toEqual([]); // the turn never reached the vendor
+    b.ws.close();
+    const read = await fetch(`${gw.base}/v1/responses/${id}`, {
+      headers: { authorization: `Bearer ${other.key}` },
+    });
+    expect(read.status).toBe(404);
+  });
+
   test('a key revoked while connected: its next response is refused and the connection closed (1008)', async () => {
     const { key, keyId } = await fundedKey(gw.h.services);
     const client = await connect(wsUrl(), key);
