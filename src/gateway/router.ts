@@ -464,6 +464,12 @@ export function createGateway({
     meterAll(upstream, auth, requestModel, readings);
   }
 
+  /** Records objects a call made as its account's (a failed write is logged: the call itself went through). */
+  const rememberObjects = (vendor: VendorName, records: { id: string; owner: ObjectOwner }[]) =>
+    objects.remember(vendor, records, gateway.objectTtlMs).catch((err: unknown) => {
+      logger.error({ err, vendor }, 'remembering vendor objects failed');
+    });
+
   /** The records of the objects a call names; another account's is a 404, as if it did not exist. */
   async function ownedBy(
     auth: AuthContext,
@@ -512,8 +518,8 @@ export function createGateway({
   }
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
-  const needsBalance = (models: (string | undefined)[]) =>
-    prices.size > 0 && models.some((m) => priceFor(m) !== undefined);
+  const needsBalance = (models: readonly unknown[]) =>
+    prices.size > 0 && models.some((m) => typeof m === 'string' && priceFor(m) !== undefined);
 
   /** The upstream metrics of one vendor and status, bound once (a handful of label sets per vendor). */
   const bound = new Map<string, Map<number, ReturnType<typeof bindUpstreamMetrics>>>();
@@ -661,15 +667,14 @@ export function createGateway({
     // A body that may reference objects is read whatever its declared type (a vendor may read JSON sent as
     // something else), but for a multipart upload, which streams: on a route that takes references, and on a path no
     // route names (a vendor mount passes any path).
-    const streamsUp = isMultipart(req.headers['content-type']);
     const readsBody =
       spec !== undefined
         ? spec.model === 'body' ||
-          (spec.refs && !streamsUp) ||
+          (spec.refs && !isMultipart(req.headers['content-type'])) ||
           spec.stored !== undefined ||
           (spec.model === 'batch' && !!auth.models) ||
           (spec.model === 'form' && (!!auth.models || prices.size > 0))
-        : !streamsUp;
+        : !isMultipart(req.headers['content-type']);
     const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
     const text = body?.toString('utf8');
     const json = parseJson(text);
@@ -735,11 +740,7 @@ export function createGateway({
           ...(o.usage ? { usage: o.usage } : later ? { usage: later, call: true, model } : {}),
         },
       }));
-      remembered.push(
-        objects.remember(vendor.name, records, gateway.objectTtlMs).catch((err: unknown) => {
-          logger.error({ err, vendor: vendor.name }, 'remembering vendor objects failed');
-        }),
-      );
+      remembered.push(rememberObjects(vendor.name, records));
     };
 
     // A stream that reports no usage unless asked: asked for here, and the usage-only chunk kept from the client.
@@ -892,7 +893,7 @@ export function createGateway({
           admit(admission, presentedKey(req, r.queryKey), AUTH_MESSAGES.get(r.resolution.vendor.name)),
         allowed: (auth, asked) => assertModels(auth, asked.models, asked.lookalike, false),
         check: async (auth, asked, message) => {
-          const priced = asked.models.some((m) => typeof m === 'string' && priceFor(m) !== undefined);
+          const priced = needsBalance(asked.models);
           assertModels(auth, asked.models, asked.lookalike, priced);
           await budgetGuard?.check(auth);
           if (priced) await balanceGuard.check(auth.accountId);
@@ -906,11 +907,7 @@ export function createGateway({
             accountId: auth.accountId,
             keyFingerprint: wsKey ? upstream.fingerprint(wsKey) : '',
           };
-          objects
-            .remember(upstream.name, [{ id: responseId, owner }], gateway.objectTtlMs)
-            .catch((err: unknown) => {
-              logger.error({ err, vendor: upstream.name }, 'remembering vendor objects failed');
-            });
+          void rememberObjects(upstream.name, [{ id: responseId, owner }]);
         },
         key: wsKey,
         requestId: requestIdOf(req),
@@ -929,7 +926,6 @@ export function createGateway({
   };
 }
 
-/** The objects a request names: its path's object, a continued upload, and ids its JSON body references. */
 /**
  * The objects a call names: its route's object (and, when its decoded id holds a `/`, each part: a vendor that decodes
  * `%2F` before routing reads `file-A%2Fcontent` as file-A's content), every value of its object query parameter, and
@@ -949,9 +945,12 @@ function namedObjects(
   if (spec?.object) {
     const id = spec.object.replace(/\{(\w+)\}/g, (_, name: string) => decoded(params[name] ?? ''));
     ids.push(id);
-    if (id.split('/').length > spec.object.split('/').length) ids.push(...id.split('/'));
+    const parts = id.split('/');
+    if (parts.length > spec.object.split('/').length) ids.push(...parts);
   }
-  const query = r.query ? new URLSearchParams(r.query) : undefined;
+  // Parsed only where a parameter can name an object (most calls have no query, or only `alt=sse`).
+  const query =
+    r.query && (spec === undefined || spec.objectQuery) ? new URLSearchParams(r.query) : undefined;
   if (spec?.objectQuery && query) ids.push(...query.getAll(spec.objectQuery).filter(Boolean));
   const refs = vendor.refs;
   if (refs && (spec === undefined || spec.refs) && json && text && mayReference(text, refs)) {

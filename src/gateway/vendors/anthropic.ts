@@ -86,7 +86,7 @@ export const anthropic: VendorDefinition = {
   }),
   usage: { messages, batchResults },
   // Files in content blocks (`{"type":"document","source":{"type":"file","file_id":...}}`), skills in a container.
-  refs: { hints: ['file_id', 'skill_id'], fields: new Set(['file_id', 'skill_id']) },
+  refs: { fields: new Set(['file_id', 'skill_id']) },
   routes: [
     post('/v1/messages', { model: 'body', usage: 'messages', stream: 'body', refs: true }),
     post('/v1/messages/count_tokens', { model: 'body', refs: true }),

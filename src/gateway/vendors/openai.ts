@@ -129,7 +129,6 @@ export const openai: VendorDefinition = {
   // A response continued, a conversation (its id, or `{"id"}`), files in content parts, tools' containers, image
   // edits, batch inputs and fine-tuning (through the mount).
   refs: {
-    hints: ['previous_response_id', 'file_id', 'conversation', 'training_file', 'validation_file'],
     fields: new Set([
       'previous_response_id',
       'file_id',
