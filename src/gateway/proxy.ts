@@ -39,10 +39,26 @@ export const HOP_BY_HOP = [
   'upgrade',
 ];
 
+/** The client's session with Genway: its cookies are for Genway's origin (the console's), never a vendor's. */
+export const CLIENT_SESSION_HEADERS = ['cookie'];
+
+/**
+ * Genway's session with the vendor, in the vendor's answer: the account Genway's vendor key belongs to (OpenAI's
+ * organization and project, Anthropic's organization id), and the cookies the vendor or its CDN sets (Cloudflare's
+ * `__cf_bm`), bound to Genway's connection, which a client must not hold or send to another vendor path.
+ */
+export const VENDOR_SESSION_HEADERS = [
+  'openai-organization',
+  'openai-project',
+  'anthropic-organization-id',
+  'set-cookie',
+];
+
 /**
  * Request headers that never reach any vendor: hop-by-hop ones; every header any vendor's SDK may carry the Genway
  * key in (whichever vendor the request goes to); the client's Accept-Encoding (the vendor picks an encoding the
- * client then gets as is); what Genway sets itself (Host, Via); Expect, already answered by this server.
+ * client then gets as is); what Genway sets itself (Host, Via); Expect, already answered by this server; the
+ * client's cookies.
  */
 const DROP_FROM_REQUEST = new HeaderNameSet([
   ...HOP_BY_HOP,
@@ -51,12 +67,17 @@ const DROP_FROM_REQUEST = new HeaderNameSet([
   'host',
   'via',
   'expect',
+  ...CLIENT_SESSION_HEADERS,
 ]);
+
+/** What asks for part of an answer: dropped when it must be read whole (`ForwardOptions.whole`). */
+const PARTIAL = new HeaderNameSet(['range', 'if-range']);
 
 /** Genway's own request id, beside (never instead of) the vendor's `x-request-id` / `request-id`. */
 export const REQUEST_ID_HEADER = 'genway-request-id';
 
-const DROP_FROM_RESPONSE = new HeaderNameSet([...HOP_BY_HOP, 'via']);
+/** Response headers that never reach a client: hop-by-hop ones, Via (Genway adds its own), Genway's vendor session. */
+const DROP_FROM_RESPONSE = new HeaderNameSet([...HOP_BY_HOP, 'via', ...VENDOR_SESSION_HEADERS]);
 
 /** Genway's received-by pseudonym in `Via`; a request that already carries it has come round in a loop. */
 export const VIA_NAME = 'genway';
@@ -140,6 +161,12 @@ export interface ForwardOptions {
   transform?: { write(chunk: Buffer): Buffer; end(): Buffer };
   /** The vendor's body is over: the client's response ends once what this returns has settled. */
   beforeEnd?(): Promise<unknown> | undefined;
+  /**
+   * The answer is billed only when read whole (batch results): the client's Range and If-Range go no further (a
+   * slice would be read unbilled), and a client that leaves mid-body does not stop the read: the rest of a metered
+   * answer goes through the tap, to no one, and `onClose` runs when it is over.
+   */
+  whole?: boolean;
   /** Runs once when the client's response is over (finished or cut). */
   onClose(exchange: Exchange): void;
 }
@@ -309,6 +336,7 @@ function upstreamHeaders(
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i].toLowerCase();
     if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || drop?.includes(lower)) continue;
+    if (options.whole && PARTIAL.has(lower)) continue;
     if (buffered && lower === 'content-length') continue;
     out.push(raw[i], raw[i + 1]);
   }
@@ -357,6 +385,8 @@ class Forwarding implements LegacyHandler {
   private held: HeldBody | null = null;
   /** The vendor refused Genway's key and the client has Genway's error: what the vendor still sends goes nowhere. */
   private refused = false;
+  /** The client left an answer that is billed only whole: the rest is read for the tap alone (`whole`). */
+  private draining = false;
   failover: Failover | undefined;
 
   constructor(
@@ -425,7 +455,8 @@ class Forwarding implements LegacyHandler {
   }
 
   onError(err: Error): void {
-    if (this.closed || this.refused || err instanceof ClientGone) return;
+    if (this.closed) return this.drained();
+    if (this.refused || err instanceof ClientGone) return;
     const key = this.options.key;
     if (key && !this.answered) {
       const { code, outcome } = errorOutcomeOf(err);
@@ -457,7 +488,10 @@ class Forwarding implements LegacyHandler {
   }
 
   data(chunk: Buffer): boolean {
-    if (this.closed) return true; // aborted already; what was in flight goes nowhere
+    if (this.closed) {
+      if (this.draining) this.tap?.(chunk);
+      return true; // what was in flight goes nowhere
+    }
     const held = this.held;
     if (held) {
       held.chunks.push(chunk);
@@ -482,6 +516,7 @@ class Forwarding implements LegacyHandler {
     const { exchange, options, res } = this;
     exchange.upstreamEnd = performance.now();
     exchange.complete = true;
+    if (this.draining) return this.drained();
     const held = this.held;
     if (held && !this.closed) this.writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
     if (this.transform && !this.closed) res.write(this.transform.end());
@@ -540,7 +575,21 @@ class Forwarding implements LegacyHandler {
   close(): void {
     this.closed = true;
     if (this.failover) clearTimeout(this.failover.timer);
-    if (!this.exchange.complete) this.abortUpstream?.(new ClientGone());
+    if (!this.exchange.complete) {
+      // A metered answer billed only whole, left mid-body: read on to its end (or its break) for the bill.
+      if (this.options.whole && this.tap && !this.refused) {
+        this.draining = true;
+        return;
+      }
+      this.abortUpstream?.(new ClientGone());
+    }
+    this.options.onClose(this.exchange);
+  }
+
+  /** The rest of an answer the client left is read (or broke off): the call is over now. */
+  drained(): void {
+    if (!this.draining) return;
+    this.draining = false;
     this.options.onClose(this.exchange);
   }
 
@@ -556,7 +605,7 @@ class Forwarding implements LegacyHandler {
 
   /**
    * The vendor's status and headers, minus hop-by-hop ones, plus Genway's own, written in one flat list:
-   * nothing was set on `res` before, so Node writes them as given (repeated ones such as Set-Cookie kept). The
+   * nothing was set on `res` before, so Node writes them as given (repeated ones such as Link kept). The
    * route's `onResponse` sees them as an object first, and may rewrite them. `length`: the vendor's (undefined),
    * none (null: the body is changed as it passes), or that of a rewritten body.
    */
@@ -758,6 +807,7 @@ class Try implements LegacyHandler {
   onError(err: Error): void {
     const { failover } = this;
     const { call } = failover;
+    if (call.closed && !this.over) return call.drained();
     if (this.over || err instanceof Superseded || call.closed || err instanceof ClientGone) return;
     if (this.answer) return this.giveUp(); // a given-up answer that broke: the next key goes on without it
     const key = this.key;

@@ -81,7 +81,14 @@ export interface Gateway {
 }
 
 /** First path segments the gateway answers (the task API lives under `/api/v1`). */
-const OWNED = new Set(['v1', 'v1beta', 'v1alpha', 'upload', ...VENDORS.map((v) => v.mount.slice(1))]);
+const OWNED = new Set([
+  'v1',
+  'v1beta',
+  'v1alpha',
+  'upload',
+  'download',
+  ...VENDORS.map((v) => v.mount.slice(1)),
+]);
 const MOUNTS = new Map(VENDORS.map((v) => [v.mount.slice(1), v]));
 /** Each vendor's 401 messages, naming where its SDKs send a key. */
 const AUTH_MESSAGES = new Map<string, AuthMessages>(
@@ -271,6 +278,14 @@ function modelsOf(
   }
 }
 
+/** Models a call on a path no route names may run: its JSON body's `model`, and a Gemini-style `models/{m}:action`. */
+function unroutedModels(vendor: VendorDefinition, path: string, body?: Json): string[] {
+  const name = (raw: unknown) =>
+    typeof raw === 'string' && raw ? [vendor.modelName ? vendor.modelName(raw) : raw] : [];
+  const action = /\/(?:models|tunedModels)\/([^/:]+):/.exec(path);
+  return [...name(body?.model), ...name(action ? decoded(action[1]) : undefined)];
+}
+
 /**
  * The model field of a multipart form, read as the vendor's parser reads it (./form.ts). A form naming it twice is
  * refused: Go's FormValue runs the first and Python's frameworks the last, so an allow-list or a price could be
@@ -442,6 +457,8 @@ export function createGateway({
     // A background response is a call run later: a call's price for the model it named, under a reference of its own.
     const call = owner?.call === true;
     const requestModel = call ? owner.model : undefined;
+    // Results that name no model are priced by the model of the call that made their batch.
+    if (owner?.model) readings = readings.map((r) => (r.model ? r : { ...r, model: owner.model }));
     const micros = priceOf(requestModel, readings, call ? 1 : gateway.batchPriceFactor);
     if (micros > 0) {
       await charges.once({
@@ -694,6 +711,16 @@ export function createGateway({
     }
     const priced = needsBalance(models);
     if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
+    // A path no route names (a vendor mount passes any) is metered by no one: a priced model must not run there.
+    if (!spec && prices.size > 0) {
+      const named = unroutedModels(vendor, r.path, json);
+      if (needsBalance(named)) {
+        throw new ApiError(
+          'forbidden',
+          `${req.method} ${r.path} is not a route Genway meters, and it names the priced model ${named.find((m) => priceFor(m))}: priced models run only on metered routes`,
+        );
+      }
+    }
     if (priced && spec?.usage && vendor.hidesUsage) {
       const hidden = vendor.hidesUsage(new URLSearchParams(r.query), req.headers);
       if (hidden) throw new ApiError('invalid_request', hidden);
@@ -717,11 +744,16 @@ export function createGateway({
     }
     key ??= upstream.nextKey();
 
-    const usageName = spec?.usage ?? owner?.usage;
+    // An object Genway never saw made is read with the route's `unseen` format (a batch's results nobody revealed).
+    const unseen = spec?.unseen && named.length && !owner ? spec.unseen : undefined;
+    const usageName = spec?.usage ?? owner?.usage ?? unseen;
     const format: UsageFormat | undefined = usageName ? vendor.usage[usageName] : undefined;
-    const billOnce = (spec?.billOnce ?? owner?.usage) ? named[0] : undefined;
+    const billOnce = (spec?.billOnce ?? owner?.usage ?? unseen) ? named[0] : undefined;
+    // A call about an object Genway never saw made (or whose record expired) records nothing: its reader would take
+    // the object, and what it reveals (a batch's output file), from the account that made it.
     const creates =
       spec?.creates &&
+      (spec.object === undefined || owner !== undefined) &&
       (spec.stored === undefined ||
         (spec.stored === 'by-default' ? json?.store !== false : json?.store === true))
         ? spec.creates
@@ -732,12 +764,18 @@ export function createGateway({
     const remember = (found: RevealedObject[]) => {
       if (!found.length) return;
       const fingerprint = key ? upstream.fingerprint(key) : '';
+      // Metered objects keep the model of the call that made them: their results are priced by it where they name none.
+      const madeBy = model ?? owner?.model;
       const records = found.map((o) => ({
         id: o.id,
         owner: {
           accountId: auth.accountId,
           keyFingerprint: fingerprint,
-          ...(o.usage ? { usage: o.usage } : later ? { usage: later, call: true, model } : {}),
+          ...(o.usage
+            ? { usage: o.usage, ...(madeBy ? { model: madeBy } : {}) }
+            : later
+              ? { usage: later, call: true, model }
+              : {}),
         },
       }));
       remembered.push(rememberObjects(vendor.name, records));
@@ -795,6 +833,7 @@ export function createGateway({
       path: query ? `${r.path}?${query}` : r.path,
       body: sent ?? (hasBody ? req : null),
       transform,
+      whole: billOnce !== undefined,
       start: call.start,
       requestId: call.requestId,
       rewritesHeaders: creates?.headers !== undefined,

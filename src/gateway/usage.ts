@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import { JsonRecords } from './json-records';
 import type { TokenUsage } from './store';
 import { UsageAccumulator, type UsageFormat } from './vendor';
 
@@ -34,35 +35,60 @@ interface Sink {
 const single = (acc: UsageAccumulator): UsageReading[] =>
   acc.usage ? [{ model: acc.model, usage: { ...acc.usage }, requests: 1 }] : [];
 
+/** A line too long to hold, read as it passes (see JsonRecords). */
+interface LongLine {
+  feed(bytes: Buffer): void;
+  end(): void;
+}
+
+/** Lines are held whole up to this length; a longer one is read as it passes, or skipped. */
+const LINE_LIMIT = 64 << 10;
+
 /**
  * Splits bytes into complete lines and hands over only runs that hold a trigger: most events carry no usage, so
  * the raw bytes are searched first (a native search) and only a run that holds a trigger is decoded. A line ends
  * at a `\n` byte, which never occurs inside a UTF-8 sequence, so a run of complete lines always decodes cleanly.
+ * A line that grows past LINE_LIMIT across chunks is not held: it goes to `onLong` as it passes (holding it would
+ * copy it again with each chunk), which reads it or returns null to skip it.
  */
 class LineSplitter {
   /** The bytes of the line still incomplete at the end of the last chunk. */
   private carry: Buffer | null = null;
+  /** The long line being passed on (null: skipped to its end); undefined when none is. */
+  private long: LongLine | null | undefined;
   private readonly triggerBytes: Buffer[];
 
   constructor(
     triggers: readonly string[],
     private readonly onLine: (line: string) => void,
+    private readonly onLong?: (head: Buffer) => LongLine | null,
   ) {
     this.triggerBytes = triggers.map((t) => Buffer.from(t));
   }
 
   feed(chunk: Buffer): void {
-    const bytes = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
+    let next = chunk;
+    if (this.long !== undefined) {
+      const nl = next.indexOf(10);
+      this.long?.feed(nl === -1 ? next : next.subarray(0, nl));
+      if (nl === -1) return;
+      this.long?.end();
+      this.long = undefined;
+      next = next.subarray(nl + 1);
+    }
+    const bytes = this.carry ? Buffer.concat([this.carry, next]) : next;
     const end = bytes.lastIndexOf(10) + 1; // just past the last complete line
     const complete = bytes.subarray(0, end);
     if (end > 0 && this.triggerBytes.some((t) => complete.includes(t))) this.lines(complete.toString('utf8'));
-    const rest = bytes.length - end;
-    // A line this long is no usage event (those are small): drop it rather than grow without bound.
-    this.carry = rest === 0 || rest > 1 << 20 ? null : bytes.subarray(end);
+    const rest = bytes.subarray(end);
+    this.carry = rest.length === 0 || rest.length > LINE_LIMIT ? null : rest;
+    if (rest.length > LINE_LIMIT) this.long = this.onLong?.(rest) ?? null;
   }
 
   /** The last line when the body ends without a newline. */
   flush(): void {
+    if (this.long !== undefined) this.long?.end();
+    this.long = undefined;
     if (this.carry && this.triggerBytes.some((t) => this.carry!.includes(t))) {
       this.lines(`${this.carry.toString('utf8')}\n`);
     }
@@ -87,13 +113,31 @@ function parsed(text: string): Obj | undefined {
   }
 }
 
+const DATA = Buffer.from('data:');
+
+/** A record reader for one JSON value per line (`[]`: each top-level value is a record), when the format says. */
+const lineReader = (format: UsageFormat, onRecord: (record: Obj) => void) =>
+  format.reads ? new JsonRecords({ at: [[]], keep: format.reads }, onRecord) : undefined;
+
 /** Server-sent events: each `data:` line holding a trigger is parsed and handed to the format. */
 class SseSink implements Sink {
   private readonly acc = new UsageAccumulator();
   private readonly splitter: LineSplitter;
 
   constructor(private readonly format: UsageFormat) {
-    this.splitter = new LineSplitter(format.triggers, (line) => this.line(line));
+    const reader = lineReader(format, (event) => format.event(event, this.acc));
+    this.splitter = new LineSplitter(
+      format.triggers,
+      (line) => this.line(line),
+      // An event too long to hold (a streamed image, base64 and all) is read in passing.
+      reader &&
+        ((head) => {
+          if (!head.subarray(0, DATA.length).equals(DATA)) return null;
+          reader.reset();
+          reader.feed(head.subarray(DATA.length));
+          return { feed: (bytes) => reader.feed(bytes), end: () => reader.flush() };
+        }),
+    );
   }
 
   private line(line: string): void {
@@ -112,29 +156,55 @@ class SseSink implements Sink {
   }
 }
 
-/** JSON lines (batch results): each line holding a trigger is one result; readings are summed per model. */
-class LinesSink implements Sink {
-  private readonly byModel = new Map<string, UsageReading>();
-  private readonly splitter: LineSplitter;
+/** Batch results read so far: summed per model. */
+class Results {
+  private readonly byModel = new Map<string | undefined, UsageReading>();
+  /** How many results carried usage. */
+  count = 0;
 
-  constructor(private readonly format: UsageFormat) {
-    this.splitter = new LineSplitter(format.triggers, (line) => this.line(line));
-  }
+  constructor(private readonly format: UsageFormat) {}
 
-  private line(line: string): void {
-    const result = parsed(line);
-    if (!result) return;
+  add(result: Obj): void {
     const acc = new UsageAccumulator();
     this.format.event(result, acc);
     if (!acc.usage) return;
-    const model = acc.model ?? 'unknown';
-    const reading = this.byModel.get(model);
+    this.count++;
+    const reading = this.byModel.get(acc.model);
     if (!reading) {
-      this.byModel.set(model, { model, usage: { ...acc.usage }, requests: 1 });
+      this.byModel.set(acc.model, { model: acc.model, usage: { ...acc.usage }, requests: 1 });
       return;
     }
     reading.requests++;
     for (const k in acc.usage) reading.usage[k as keyof TokenUsage] += acc.usage[k as keyof TokenUsage];
+  }
+
+  readings(): UsageReading[] {
+    return [...this.byModel.values()];
+  }
+}
+
+/** JSON lines (batch results): each line holding a trigger is one result; readings are summed per model. */
+class LinesSink implements Sink {
+  private readonly results: Results;
+  private readonly splitter: LineSplitter;
+
+  constructor(format: UsageFormat) {
+    const results = (this.results = new Results(format));
+    const reader = lineReader(format, (result) => results.add(result));
+    this.splitter = new LineSplitter(
+      format.triggers,
+      (line) => {
+        const result = parsed(line);
+        if (result) results.add(result);
+      },
+      // A result too long to hold (logprobs) is read in passing; one cut short counts for nothing.
+      reader &&
+        ((head) => {
+          reader.reset();
+          reader.feed(head);
+          return { feed: (bytes) => reader.feed(bytes), end: () => reader.reset() };
+        }),
+    );
   }
 
   feed(chunk: Buffer): void {
@@ -143,7 +213,34 @@ class LinesSink implements Sink {
 
   end(): UsageReading[] {
     this.splitter.flush();
-    return [...this.byModel.values()];
+    return this.results.readings();
+  }
+}
+
+/**
+ * One JSON document of results (Gemini's inline batch results), read in passing: each object at one of the format's
+ * `results` paths is a result. Of several paths, the one with the most results counts: a vendor that repeats its
+ * results in two places is billed for them once.
+ */
+class ResultsSink implements Sink {
+  private readonly found: Results[];
+  private readonly reader: JsonRecords;
+
+  constructor(format: UsageFormat) {
+    const paths = format.results ?? [];
+    const found = (this.found = paths.map(() => new Results(format)));
+    this.reader = new JsonRecords({ at: paths, keep: format.reads ?? [] }, (result, at) =>
+      found[at].add(result),
+    );
+  }
+
+  feed(chunk: Buffer): void {
+    this.reader.feed(chunk);
+  }
+
+  end(): UsageReading[] {
+    const most = this.found.reduce((a, b) => (b.count > a.count ? b : a), this.found[0]);
+    return most ? most.readings() : [];
   }
 }
 
@@ -223,108 +320,18 @@ function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined 
   return undefined;
 }
 
-/** The most of a usage object the front reader holds: far more than any vendor's. */
-const USAGE_OBJECT_LIMIT = 16 << 10;
-
-/**
- * The last top-level usage object of a JSON body, read front to back as bytes leave JsonSink's tail window: a back
- * end that writes usage ahead of more than the window (vLLM's `prompt_logprobs` after `usage`, a client can make it
- * as long as its prompt) is metered too. Only bodies longer than the window pay for it, per byte that leaves. The
- * key is matched where a top-level key sits: depth 1 of a top-level object, or of an element of a top-level array
- * (Gemini's streamed JSON); one nested deeper, or inside a string, is content. Like the tail search, it matches the
- * key as the vendors write it (no escapes in it).
- */
-class FrontUsage {
-  private readonly key: Buffer;
-  private depth = 0;
-  private inString = false;
-  /** The last byte was a backslash inside a string (an escape may straddle two chunks). */
-  private escaping = false;
-  /** The depth a usage key sits at; 0 until the body's first byte, -1 when the body is no object or array. */
-  private keyDepth = 0;
-  /** Bytes of the key matched by the string being read (-1: it is not the key). */
-  private matched = -1;
-  /** After the key: waiting for its `:`, then for the `{` of its object, or inside that object. */
-  private step: 'scan' | 'colon' | 'open' | 'object' = 'scan';
-  /** The usage object's bytes so far; null once it is longer than any usage object. */
-  private held: Buffer[] | null = [];
-  private heldSize = 0;
-  found: Obj | undefined;
-
-  constructor(
-    key: string,
-    private readonly marker: string,
-  ) {
-    this.key = Buffer.from(key.slice(1, -1)); // the format's key is quoted
-  }
-
-  feed(bytes: Buffer): void {
-    let from = this.step === 'object' ? 0 : -1;
-    for (let i = 0; i < bytes.length; i++) {
-      const c = bytes[i];
-      if (this.inString) {
-        if (this.escaping) this.escaping = false;
-        else if (c === 92 /* \ */) {
-          this.escaping = true;
-          this.matched = -1;
-        } else if (c === 34 /* " */) {
-          this.inString = false;
-          if (this.matched === this.key.length) this.step = 'colon';
-        } else if (this.matched !== -1) {
-          const m = this.matched;
-          this.matched = m < this.key.length && c === this.key[m] ? m + 1 : -1;
-        }
-        continue;
-      }
-      if (isSpace(c)) continue;
-      if (this.keyDepth === 0) this.keyDepth = c === 123 /* { */ ? 1 : c === 91 /* [ */ ? 2 : -1;
-      if (this.step === 'colon') {
-        this.step = c === 58 /* : */ ? 'open' : 'scan';
-        if (c === 58) continue;
-      } else if (this.step === 'open') {
-        this.step = c === 123 ? 'object' : 'scan';
-        if (c === 123) from = i;
-      }
-      if (c === 34) {
-        this.inString = true;
-        this.matched = this.step === 'scan' && this.depth === this.keyDepth ? 0 : -1;
-      } else if (c === 123 || c === 91) this.depth++;
-      else if (c === 125 /* } */ || c === 93 /* ] */) {
-        this.depth--;
-        if (this.step === 'object' && this.depth === this.keyDepth) {
-          this.hold(bytes.subarray(from, i + 1));
-          this.close();
-          from = -1;
-        }
-      }
-    }
-    if (this.step === 'object') this.hold(bytes.subarray(from));
-  }
-
-  private hold(part: Buffer): void {
-    if (!this.held) return;
-    this.heldSize += part.length;
-    if (this.heldSize > USAGE_OBJECT_LIMIT) this.held = null;
-    else this.held.push(part);
-  }
-
-  /** The usage object is whole: it is the latest when it holds the marker. */
-  private close(): void {
-    const text = this.held ? Buffer.concat(this.held).toString('utf8') : '';
-    this.held = [];
-    this.heldSize = 0;
-    this.step = 'scan';
-    const usage = parsed(text);
-    if (typeof usage === 'object' && usage !== null && this.marker in usage) this.found = usage as Obj;
-  }
-}
-
 /** A JSON body (or Gemini's streamed JSON array): its tail is kept and read once the response is over. */
 class JsonSink implements Sink {
   private chunks: Buffer[] = [];
   private size = 0;
-  /** What left the tail window, read as it left (bodies longer than the window only). */
-  private front: FrontUsage | undefined;
+  /**
+   * What left the tail window, read as it left (bodies longer than the window only): the usage of the top-level
+   * object, or of each element of a top-level array (Gemini's streamed JSON), the last one holding the marker. A
+   * back end that writes usage ahead of more than the window (vLLM's `prompt_logprobs` after `usage`, as long as the
+   * prompt) is metered too.
+   */
+  private front: JsonRecords | undefined;
+  private found: Obj | undefined;
 
   constructor(private readonly format: UsageFormat) {}
 
@@ -334,9 +341,19 @@ class JsonSink implements Sink {
     while (this.chunks.length > 1 && this.size - this.chunks[0].length >= TAIL_BYTES) {
       const gone = this.chunks.shift()!;
       this.size -= gone.length;
-      const body = this.format.body;
-      if (body) (this.front ??= new FrontUsage(body.key, body.marker)).feed(gone);
+      this.frontReader()?.feed(gone);
     }
+  }
+
+  private frontReader(): JsonRecords | undefined {
+    const body = this.format.body;
+    if (!body || this.front) return this.front;
+    const key = body.key.slice(1, -1); // the format's key is quoted
+    this.front = new JsonRecords({ at: [[], ['*']], keep: [[key]] }, (record) => {
+      const usage = record[key];
+      if (typeof usage === 'object' && usage !== null && body.marker in usage) this.found = usage as Obj;
+    });
+    return this.front;
   }
 
   end(): UsageReading[] {
@@ -348,7 +365,8 @@ class JsonSink implements Sink {
     if (!usage && this.front) {
       // None in the tail: the last one ahead of it, read through to the end (it may run on into the tail).
       this.front.feed(bytes);
-      usage = this.front.found;
+      this.front.flush(); // a body cut short: its top-level object never closed
+      usage = this.found;
     }
     if (!usage) return [];
     const acc = new UsageAccumulator();
@@ -395,11 +413,13 @@ export function createUsageTap(
 ): UsageTap | null {
   const sink: Sink = format.countOnly
     ? COUNT_ONLY
-    : format.lines
-      ? new LinesSink(format)
-      : contentType?.includes('text/event-stream')
-        ? new SseSink(format)
-        : new JsonSink(format);
+    : format.results
+      ? new ResultsSink(format)
+      : format.lines
+        ? new LinesSink(format)
+        : contentType?.includes('text/event-stream')
+          ? new SseSink(format)
+          : new JsonSink(format);
 
   const inflate = decompressor(contentEncoding);
   if (inflate === undefined) return null;

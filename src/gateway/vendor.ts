@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TokenUsage } from './store';
+import type { JsonPath } from './json-records';
 
 /**
  * What Genway knows about one LLM vendor, as data: the modules in ./vendors/ each export one `VendorDefinition`,
@@ -65,6 +66,12 @@ export interface RouteOptions {
   stream?: 'body' | 'alt=sse' | 'always';
   /** The object this route addresses, from path parameters: e.g. `{id}` or `files/{id}`. */
   object?: string;
+  /**
+   * The usage format this route's answer is read with, billed once, when its object is one Genway never saw made:
+   * a file's content may be a batch's results that no client-visible call revealed (an id taken from a list, or a
+   * record expired). Whoever reads it pays, once per account.
+   */
+  unseen?: string;
   /** The query parameter naming the object this call continues (a resumable upload's `upload_id`). */
   objectQuery?: string;
   /** The JSON body may reference objects (file ids, `previous_response_id`...): read with the vendor's `refs`. */
@@ -138,6 +145,17 @@ export class UsageAccumulator {
 export interface UsageFormat {
   /** A body of JSON lines (batch results), one result per line. */
   lines?: boolean;
+  /**
+   * The key paths `event` reads (`*`: each array element): an event or result line too long to hold whole (a
+   * streamed image's completed event, a batch result with long logprobs) is read in passing for these alone.
+   */
+  reads?: readonly JsonPath[];
+  /**
+   * The body is one JSON document of results (Gemini's inline batch results): each object at one of these paths is
+   * one result, handed to `event` with its `reads`. Where several paths hold results (a vendor repeating them in two
+   * places), the one holding the most counts.
+   */
+  results?: readonly JsonPath[];
   /** Substrings an event (or line) must hold to be worth parsing: most stream events carry no usage. */
   triggers: readonly string[];
   /** One parsed stream event, streamed-array element or result line. */

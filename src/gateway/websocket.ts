@@ -5,7 +5,16 @@ import type { Duplex } from 'node:stream';
 import type { AuthContext } from '../accounts/service';
 import { ApiError } from '../errors';
 import type { Logger } from '../observability/logger';
-import { connectionTokens, hasOwnVia, HOP_BY_HOP, keyRefused, REQUEST_ID_HEADER, VIA_NAME } from './proxy';
+import {
+  CLIENT_SESSION_HEADERS,
+  connectionTokens,
+  hasOwnVia,
+  HOP_BY_HOP,
+  keyRefused,
+  REQUEST_ID_HEADER,
+  VENDOR_SESSION_HEADERS,
+  VIA_NAME,
+} from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
@@ -24,7 +33,8 @@ const OP = { CONTINUATION: 0, TEXT: 1, BINARY: 2, CLOSE: 8 } as const;
 
 /**
  * Headers of the upgrade request that never reach the vendor: the hop-by-hop ones but the two the handshake itself
- * is made of (Connection: Upgrade, Upgrade: websocket), the Genway key wherever it is, and what Genway sets itself.
+ * is made of (Connection: Upgrade, Upgrade: websocket), the Genway key wherever it is, what Genway sets itself, and
+ * the client's cookies (as on HTTP).
  */
 const DROP = new Set([
   ...HOP_BY_HOP.filter((name) => name !== 'connection' && name !== 'upgrade'),
@@ -33,14 +43,18 @@ const DROP = new Set([
   'via',
   'sec-websocket-extensions',
   'accept-encoding',
+  ...CLIENT_SESSION_HEADERS,
 ]);
 
 /**
  * The vendor's hop-by-hop answer headers, and those its Connection names, stay with Genway: a refusal goes on with
- * Genway's own Connection and length, a 101 keeps only Upgrade.
+ * Genway's own Connection and length, a 101 keeps only Upgrade. So does Genway's vendor session (as on HTTP).
  */
-const HOP_BY_HOP_SET = new Set(HOP_BY_HOP);
-const DROP_FROM_101 = new Set(HOP_BY_HOP.filter((name) => name !== 'upgrade'));
+const DROP_FROM_REFUSAL = new Set([...HOP_BY_HOP, ...VENDOR_SESSION_HEADERS]);
+const DROP_FROM_101 = new Set([
+  ...HOP_BY_HOP.filter((name) => name !== 'upgrade'),
+  ...VENDOR_SESSION_HEADERS,
+]);
 
 /** The models a client message names, as found, and the path of a field that is `model` in another case. */
 export interface AskedModels {
@@ -65,6 +79,9 @@ export function askedModels(event: Record<string, unknown>): AskedModels {
   }
   return { models, lookalike };
 }
+
+/** The events that end a response of the Responses WebSocket mode: with its usage, or without (a failure). */
+const RESPONSE_ENDS = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** A client message larger than this cannot be checked before it goes on: the connection is closed (1009). */
 const MAX_CHECKED_MESSAGE = 16 << 20;
@@ -288,7 +305,7 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
       const vendorListed = connectionTokens(res.headers.connection);
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
         const lower = res.rawHeaders[i].toLowerCase();
-        if (HOP_BY_HOP_SET.has(lower) || vendorListed?.has(lower) || lower === 'content-length') continue;
+        if (DROP_FROM_REFUSAL.has(lower) || vendorListed?.has(lower) || lower === 'content-length') continue;
         lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
       }
       const chunks: Buffer[] = [];
@@ -343,9 +360,15 @@ function splice(
     s.on('error', gone);
   }
 
-  // Vendor to client: unchanged bytes, with backpressure; completed responses read from a copy.
+  // Vendor to client: unchanged bytes, with backpressure; responses read from a copy as they start and end.
   const fromVendor = new FrameReader();
+  /**
+   * The models asked by the turns sent on and not answered yet, in order. The vendor runs a connection's turns one
+   * at a time and answers each with a response (`response.created`, then its end) or, refusing it, an error event.
+   */
   const requested: (string | undefined)[] = [];
+  /** The response the vendor is running, and the model its turn asked for (taken from `requested` at its start). */
+  let running: { asked: string | undefined } | undefined;
   let message: Buffer[] = [];
   let acc = new UsageAccumulator();
   const onVendorFrame = (frame: Frame) => {
@@ -355,30 +378,42 @@ function splice(
     const text = Buffer.concat(message).toString('utf8');
     message = [];
     const created = text.includes('"response.created"');
-    if (!created && !format.triggers.some((t) => text.includes(t))) return;
+    // An error event while no response runs answers the oldest turn waiting: no response, no usage, ever.
+    const refusal = running === undefined && requested.length > 0 && text.includes('"error"');
+    if (!created && !refusal && !format.triggers.some((t) => text.includes(t))) return;
     let event: unknown;
     try {
       event = JSON.parse(text);
     } catch {
       return;
     }
-    if (created) {
-      const e = event as { type?: unknown; response?: { id?: unknown } };
-      if (e.type === 'response.created' && typeof e.response?.id === 'string') o.created(auth, e.response.id);
+    const e = event as { type?: unknown; response?: { id?: unknown } };
+    if (e.type === 'error') {
+      if (refusal) requested.shift();
+      return;
+    }
+    if (e.type === 'response.created') {
+      running = { asked: requested.shift() };
+      if (typeof e.response?.id === 'string') o.created(auth, e.response.id);
     }
     format.event(event as Record<string, unknown>, acc);
-    if (!acc.usage) return;
-    // Turns are matched to their usage in order, but a turn the vendor refused with an error event reports none, so
-    // the order can run behind: where the vendor names another model than the one asked (or a snapshot of it), its
-    // own name is the one priced, not the earlier turn's.
-    const asked = requested.shift();
-    const answered = acc.model;
+    if (!acc.usage && !(typeof e.type === 'string' && RESPONSE_ENDS.has(e.type))) return;
+    // The turn this response answers: the one it started for, else (a back end that sends no response.created) the
+    // oldest waiting. A response that ends without usage (failed) is its turn's too, and charges nothing.
+    const asked = running ? running.asked : requested.shift();
+    running = undefined;
+    const { usage, model: answered } = acc;
+    acc = new UsageAccumulator();
+    if (!usage) return;
+    // The order can still be wrong where an error event answers another message than the oldest turn (one the vendor
+    // could not read, sent before it), or a response stops without an end event (a refusal after it is then not
+    // taken for one): where the vendor names another model than the one asked (or a snapshot of it), its own name is
+    // the one priced, not another turn's.
     const model =
       asked !== undefined && answered !== undefined && answered !== asked && !answered.startsWith(`${asked}-`)
         ? answered
         : asked;
-    o.onUsage(auth, model, [{ model: acc.model, usage: acc.usage, requests: 1 }]);
-    acc = new UsageAccumulator();
+    o.onUsage(auth, model, [{ model: answered, usage, requests: 1 }]);
   };
   const fromVendorBytes = (chunk: Buffer) => {
     if (format) for (const frame of fromVendor.feed(chunk)) onVendorFrame(frame);

@@ -4,12 +4,30 @@ import { fundedKey } from '../helpers/services';
 import { freePort, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { EMBEDDING, MockVendor, MESSAGE_JSON, sse, type MockHandler } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type * as GenAI from '@google/genai' with { 'resolution-mode': 'import' };
 
 // @google/genai ships ESM types in a "type": "module" package; its CommonJS build is what Node loads here.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { GoogleGenAI, ApiError: GoogleApiError } = require('@google/genai') as typeof GenAI;
 type GoogleApiError = GenAI.ApiError;
+
+/** One succeeded line of Anthropic message batch results, of the priced model. */
+const anthropicResult = (id: string, input: number, output: number) =>
+  JSON.stringify({
+    custom_id: id,
+    result: {
+      type: 'succeeded',
+      message: {
+        ...MESSAGE_JSON,
+        model: 'claude-priced',
+        usage: { input_tokens: input, output_tokens: output },
+      },
+    },
+  });
 
 /** The official SDKs pointed at Genway (base URL and key only), Genway pointed at a recording mock vendor. */
 describe('LLM gateway with the official SDKs', () => {
@@ -18,7 +36,15 @@ describe('LLM gateway with the official SDKs', () => {
   let key: string;
   let keyId: string;
   useGateway(
-    { gateway: { prices: { 'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 } } } },
+    {
+      gateway: {
+        prices: {
+          'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
+          'gemini-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
+          'gpt-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
+        },
+      },
+    },
     100,
     (s) => ({ vendor, gw, key, keyId } = s),
   );
@@ -277,18 +303,7 @@ describe('LLM gateway with the official SDKs', () => {
       });
       const json = (body: unknown) => (_r: unknown, res: import('node:http').ServerResponse) =>
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      const line = (id: string, input: number, output: number) =>
-        JSON.stringify({
-          custom_id: id,
-          result: {
-            type: 'succeeded',
-            message: {
-              ...MESSAGE_JSON,
-              model: 'claude-priced',
-              usage: { input_tokens: input, output_tokens: output },
-            },
-          },
-        });
+      const line = anthropicResult;
       const priced = await fundedKey(gw.h.services, 1);
       const client = new Anthropic({ baseURL: gw.base, apiKey: priced.key, maxRetries: 0 });
 
@@ -332,6 +347,285 @@ describe('LLM gateway with the official SDKs', () => {
       expect(await settled(charges, [[9000, 'llm-batch:anthropic:msgbatch_sdk1']])).toEqual([
         [9000, 'llm-batch:anthropic:msgbatch_sdk1'],
       ]);
+    });
+  });
+
+  describe('batch results that no call reveals in full (@google/genai, openai)', () => {
+    const json =
+      (body: unknown): MockHandler =>
+      (_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    /** One result of a Gemini batch: a generateContent answer of the priced model. */
+    const geminiResult = (input: number, output: number) => ({
+      candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }],
+      usageMetadata: {
+        promptTokenCount: input,
+        candidatesTokenCount: output,
+        totalTokenCount: input + output,
+      },
+      modelVersion: 'gemini-priced',
+    });
+    /** A Gemini batch operation, as `batches.get` reads it; `output` once done. */
+    const geminiBatch = (name: string, output?: Record<string, unknown>) => ({
+      name,
+      metadata: {
+        '@type': 'type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch',
+        model: 'models/gemini-priced',
+        displayName: 'sdk',
+        state: output ? 'BATCH_STATE_SUCCEEDED' : 'BATCH_STATE_PENDING',
+        ...(output ? { output } : {}),
+      },
+      ...(output
+        ? {
+            done: true,
+            response: {
+              '@type': 'type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput',
+              ...output,
+            },
+          }
+        : {}),
+    });
+    const chargesOf = (accountId: string) => async () =>
+      (await gw.h.services.accounts.ledger(accountId))
+        .filter((e) => e.kind === 'charge')
+        .map((e) => [e.amountMicros, e.reference]);
+    // 4000 input at 3 USD/MTok + 400 output at 15 USD/MTok = 12000 + 6000 = 18000 micro-USD; at the batch price
+    // (half), 9000.
+
+    test('gemini: inline results, in both places the vendor puts them, are billed once at the batch price however often the batch is read', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new GoogleGenAI({ apiKey: priced.key, httpOptions: { baseUrl: gw.base } });
+      vendor.next(json(geminiBatch('batches/inline1')));
+      const created = await client.batches.create({
+        model: 'gemini-priced',
+        src: [
+          { contents: [{ role: 'user', parts: [{ text: 'a' }] }] },
+          { contents: [{ role: 'user', parts: [{ text: 'b' }] }] },
+        ],
+      });
+      expect(created.name).toBe('batches/inline1');
+      expect(vendor.last().url).toBe('/v1beta/models/gemini-priced:batchGenerateContent');
+      const output = {
+        inlinedResponses: {
+          inlinedResponses: [
+            { response: geminiResult(1000, 100), metadata: { key: 'a' } },
+            { response: geminiResult(3000, 300), metadata: { key: 'b' } },
+          ],
+        },
+      };
+      for (let read = 0; read < 2; read++) {
+        vendor.next(json(geminiBatch('batches/inline1', output)));
+        const done = await client.batches.get({ name: 'batches/inline1' });
+        expect(done.state).toBe('JOB_STATE_SUCCEEDED');
+        expect(done.dest?.inlinedResponses?.map((r) => r.response?.usageMetadata?.promptTokenCount)).toEqual([
+          1000, 3000,
+        ]);
+      }
+      expect(
+        await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:gemini:batches/inline1']]),
+      ).toEqual([[9000, 'llm-batch:gemini:batches/inline1']]);
+    });
+
+    test("gemini: a batch's results file, revealed by the batch, is billed once however often or however it is downloaded", async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new GoogleGenAI({ apiKey: priced.key, httpOptions: { baseUrl: gw.base } });
+      vendor.next(json(geminiBatch('batches/file1')));
+      await client.batches.create({ model: 'gemini-priced', src: 'files/in-sdk' });
+      vendor.next(json(geminiBatch('batches/file1', { responsesFile: 'files/out-sdk' })));
+      expect((await client.batches.get({ name: 'batches/file1' })).dest?.fileName).toBe('files/out-sdk');
+      const lines = [
+        { key: 'a', response: geminiResult(1000, 100) },
+        { key: 'b', response: geminiResult(3000, 300) },
+      ]
+        .map((l) => `${JSON.stringify(l)}\n`)
+        .join('');
+      const dir = await mkdtemp(path.join(tmpdir(), 'genway-batch-'));
+      for (let read = 0; read < 2; read++) {
+        vendor.next((_r, res) =>
+          res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(lines),
+        );
+        const downloadPath = path.join(dir, `out-${read}.jsonl`);
+        await client.files.download({ file: 'files/out-sdk', downloadPath });
+        expect(await readFile(downloadPath, 'utf8')).toBe(lines);
+        expect(vendor.last().url).toBe('/v1beta/files/out-sdk:download?alt=media');
+      }
+      // The REST path the vendor's guide downloads from.
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(lines));
+      const rest = await fetch(`${gw.base}/download/v1beta/files/out-sdk:download?alt=media`, {
+        headers: { 'x-goog-api-key': priced.key },
+      });
+      expect(await rest.text()).toBe(lines);
+      expect(vendor.last().headers['x-goog-api-key']).toBe(VENDOR_KEYS.gemini[0]);
+      expect(await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:gemini:files/out-sdk']])).toEqual([
+        [9000, 'llm-batch:gemini:files/out-sdk'],
+      ]);
+    });
+
+    test('openai: an output file Genway never saw revealed (its id taken from a list) is billed once to the account that reads it; a file the account uploaded is not', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: priced.key, maxRetries: 0 });
+      const line = (id: string, input: number, output: number) =>
+        JSON.stringify({
+          id: `batch_req_${id}`,
+          custom_id: id,
+          response: {
+            status_code: 200,
+            request_id: `req_${id}`,
+            body: {
+              object: 'chat.completion',
+              model: 'gpt-priced-2025-01-01',
+              usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+            },
+          },
+          error: null,
+        });
+      const lines = `${line('a', 1000, 100)}\n${line('b', 3000, 300)}\n`;
+      vendor.next(
+        json({
+          object: 'list',
+          data: [{ id: 'batch_listed', object: 'batch', output_file_id: 'file-listed' }],
+          has_more: false,
+        }),
+      );
+      const listed = await client.batches.list();
+      expect(listed.data.map((b) => b.output_file_id)).toEqual(['file-listed']);
+      for (let read = 0; read < 2; read++) {
+        vendor.next((_r, res) =>
+          res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(lines),
+        );
+        expect(await (await client.files.content('file-listed')).text()).toBe(lines);
+      }
+      // A file uploaded through Genway is the account's own data, whatever it holds.
+      vendor.next(
+        json({
+          id: 'file-own',
+          object: 'file',
+          bytes: lines.length,
+          created_at: 1,
+          filename: 'own.jsonl',
+          purpose: 'batch',
+        }),
+      );
+      await client.files.create({ file: await toFile(Buffer.from(lines), 'own.jsonl'), purpose: 'batch' });
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'application/octet-stream' }).end(lines));
+      expect(await (await client.files.content('file-own')).text()).toBe(lines);
+      expect(await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:openai:file-listed']])).toEqual([
+        [9000, 'llm-batch:openai:file-listed'],
+      ]);
+    });
+
+    /** Anthropic message batch results: two succeeded results of the priced model (9000 micro-USD at the batch price). */
+    const anthropicResults = `${anthropicResult('r0', 1000, 100)}\n${anthropicResult('r1', 3000, 300)}\n`;
+
+    test("batch results are asked for whole: the client's Range goes no further, so a slice cannot be read before the whole is billed", async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/binary' }).end(anthropicResults),
+      );
+      const res = await fetch(`${gw.base}/v1/messages/batches/msgbatch_range/results`, {
+        headers: {
+          'x-api-key': priced.key,
+          'anthropic-version': '2023-06-01',
+          range: 'bytes=0-99',
+          'if-range': '"etag"',
+        },
+      });
+      expect({ status: res.status, body: await res.text() }).toEqual({ status: 200, body: anthropicResults });
+      const sent = vendor.last().headers;
+      expect([sent.range, sent['if-range']]).toEqual([undefined, undefined]);
+      expect(
+        await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:anthropic:msgbatch_range']]),
+      ).toEqual([[9000, 'llm-batch:anthropic:msgbatch_range']]);
+    });
+
+    test('batch results a client stops reading before their end are still read to the end, and billed', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const [first, ...rest] = anthropicResults.split('\n');
+      let finished = false;
+      vendor.next((_r, res) => {
+        res.writeHead(200, { 'content-type': 'application/binary' });
+        res.write(`${first}\n`);
+        // The rest comes once the client has gone: Genway reads it anyway.
+        setTimeout(() => {
+          res.end(rest.join('\n'), () => (finished = true));
+        }, 300);
+      });
+      await new Promise<void>((resolve, reject) => {
+        const req = http.get(
+          `${gw.base}/v1/messages/batches/msgbatch_left/results`,
+          { headers: { 'x-api-key': priced.key, 'anthropic-version': '2023-06-01' } },
+          (res) => {
+            res.once('data', () => {
+              req.destroy();
+              resolve();
+            });
+          },
+        );
+        req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      });
+      expect(
+        await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:anthropic:msgbatch_left']]),
+      ).toEqual([[9000, 'llm-batch:anthropic:msgbatch_left']]);
+      expect(finished).toBe(true);
+    });
+
+    test('a path no route names (through a vendor mount) is refused for a priced model, which it would run unmetered', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const before = vendor.received.length;
+      const call = async (path: string, headers: Record<string, string>, body: unknown) => {
+        const res = await fetch(`${gw.base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: await res.json() };
+      };
+      const bearer = { authorization: `Bearer ${priced.key}` };
+      expect(await call('/openai/v1/videos', bearer, { model: 'gpt-priced', prompt: 'x' })).toEqual({
+        status: 403,
+        body: {
+          error: {
+            message:
+              'POST /v1/videos is not a route Genway meters, and it names the priced model gpt-priced: priced models run only on metered routes',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'model_not_found',
+          },
+        },
+      });
+      const google = { 'x-goog-api-key': priced.key };
+      expect(
+        (await call('/gemini/v1beta/models/gemini-priced:futureAction', google, { contents: [] })).status,
+      ).toBe(403);
+      expect(vendor.received.length).toBe(before);
+      // An unpriced model on the same paths passes through as before.
+      vendor.next(json({ id: 'video_1' }));
+      expect(await call('/openai/v1/videos', bearer, { model: 'free-video', prompt: 'x' })).toEqual({
+        status: 200,
+        body: { id: 'video_1' },
+      });
+      expect(vendor.last().url).toBe('/v1/videos');
+    });
+
+    test('openai: reading a batch Genway never saw made records nothing, so the reader does not take it (or its output file) from the account that made it', async () => {
+      const reader = await fundedKey(gw.h.services, 1);
+      const maker = await fundedKey(gw.h.services, 1);
+      const batch = {
+        id: 'batch_unseen',
+        object: 'batch',
+        status: 'completed',
+        output_file_id: 'file-unseen-out',
+      };
+      for (const k of [reader, maker]) {
+        vendor.next(json(batch));
+        const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: k.key, maxRetries: 0 });
+        expect((await client.batches.retrieve('batch_unseen')).output_file_id).toBe('file-unseen-out');
+      }
+      const records = await gw.h.services.store.vendorObjects.recall('openai', [
+        'batch_unseen',
+        'file-unseen-out',
+      ]);
+      expect(records).toEqual([null, null]);
     });
   });
 

@@ -293,7 +293,7 @@ function creationOf(creator: RouteSpec): Creation | undefined {
 const pairingSegments = (template: string) =>
   firstAlternative(template)
     .split('/')
-    .filter((s) => s && s !== 'upload')
+    .filter((s) => s && s !== 'upload' && s !== 'download')
     .map((s) => s.replace(/:[A-Za-z]+$/, ''));
 
 /**

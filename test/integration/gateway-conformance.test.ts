@@ -78,6 +78,15 @@ const MAX_REQUEST_BYTES = 64 << 10;
 const DROPPED = Object.fromEntries(
   [...new Set(VENDORS.flatMap((v) => v.dropHeaders ?? []))].map((h) => [h, `conf-${h}`]),
 );
+/** Client headers no vendor ever receives: the client's cookies are for Genway's origin. */
+const CLIENT_SESSION = { cookie: 'genway_console=conformance; theme=dark' };
+/** Vendor answer headers no client ever receives: Genway's own vendor account, the vendor's cookies. */
+const VENDOR_SESSION = {
+  'openai-organization': 'org-genway',
+  'openai-project': 'proj_genway',
+  'anthropic-organization-id': '5f1c0de0-0000-4000-8000-000000000000',
+  'set-cookie': ['__cf_bm=vendor-session; path=/; HttpOnly', 'b=2; Path=/'],
+};
 const TRACE = 'a=1; b="two"';
 const { anthropic, gemini, openai } = VENDOR_BY_NAME;
 const DEFAULT_CONFIG = testConfig();
@@ -223,6 +232,7 @@ function send(
   const headers: Record<string, string> = {
     'x-conformance-trace': TRACE,
     ...DROPPED,
+    ...CLIENT_SESSION,
     ...SDK_HEADERS[vendor.name],
     ...r.headers,
     ...presented.headers,
@@ -266,7 +276,10 @@ function received(e: Exchange, genwayKey?: string) {
     via: u.headers.via,
     keys: Object.fromEntries(KEY_HEADERS.map((h) => [h, u.headers[h]])),
     vendorHeaders: Object.fromEntries(
-      [...Object.keys(DROPPED), ...defaultHeaderNames()].map((h) => [h, u.headers[h]]),
+      [...Object.keys(DROPPED), ...Object.keys(CLIENT_SESSION), ...defaultHeaderNames()].map((h) => [
+        h,
+        u.headers[h],
+      ]),
     ),
     genwayKeyAnywhere:
       genwayKey !== undefined &&
@@ -289,6 +302,7 @@ function forwardedAs(
   const vendorHeaders: Record<string, string | undefined> = {};
   for (const h of Object.keys(DROPPED))
     vendorHeaders[h] = vendor.dropHeaders?.includes(h) ? undefined : sent[h];
+  for (const h of Object.keys(CLIENT_SESSION)) vendorHeaders[h] = undefined;
   for (const h of defaultHeaderNames()) vendorHeaders[h] = sent[h] ?? defaults[h];
   return [
     {
@@ -471,7 +485,7 @@ describe('gateway conformance: every route of every vendor (one vendor key each)
             client: {
               status,
               statusMessage: 'Conformance Status',
-              headers: { ...answer.headers, ...genwayHeaders(e) },
+              headers: { ...answer.passed, ...genwayHeaders(e) },
             },
             body: bytes(answer.body),
           };
@@ -1273,7 +1287,10 @@ describe('gateway conformance: objects stay with their account and the vendor ke
   );
 });
 
-/** A vendor answer with headers a proxy could lose or add to: repeated, request ids, a date, odd bytes. */
+/**
+ * A vendor answer with headers a proxy could lose or add to: repeated, request ids, a date, odd bytes, and Genway's
+ * vendor session, which the client never gets (`passed`: the headers it gets).
+ */
 function vendorAnswer(status: number, n: number) {
   const body =
     status < 300
@@ -1285,13 +1302,15 @@ function vendorAnswer(status: number, n: number) {
     'x-request-id': `vendor-xrid-${n}`,
     'request-id': `vendor-rid-${n}`,
     'x-vendor-trace': TRACE,
-    'set-cookie': ['a=1; Path=/', 'b=2; Path=/'],
+    link: ['<https://a.example>; rel=a', '<https://b.example>; rel=b'],
     'cache-control': 'no-store',
     date: 'Tue, 01 Jan 2030 00:00:00 GMT',
     ...(status === 429 ? { 'retry-after': '7' } : {}),
   };
-  const handler: MockHandler = (_req, res) => res.writeHead(status, 'Conformance Status', headers).end(body);
-  return { body, headers, handler };
+  const handler: MockHandler = (_req, res) =>
+    res.writeHead(status, 'Conformance Status', { ...headers, ...VENDOR_SESSION }).end(body);
+  // Both Link lines reach the client, which joins them.
+  return { body, passed: { ...headers, link: (headers.link as string[]).join(', ') }, handler };
 }
 
 /** The vendor answering with `canned`'s JSON body (or JSON lines). */

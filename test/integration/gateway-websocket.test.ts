@@ -18,9 +18,14 @@ interface Upgrade {
   ended?: boolean;
 }
 
+/** Models the mock vendor names in its events as the dated snapshot the asked name points at. */
+const ANSWERED_AS: Record<string, string> = { 'gpt-ws-dated': 'gpt-ws-dated-2025-01-01' };
+
 /**
  * The Responses API's WebSocket mode on loopback: accepts the upgrade, and answers each `response.create` with the
- * events a streamed response has (created, two text deltas, completed with usage).
+ * events a streamed response has (created, two text deltas, completed with usage). It refuses a turn with an error
+ * event (no response) for `no-such-model` or a `previous_response_id` it did not make, and fails one whose input is
+ * `fail` (created, then failed without usage).
  */
 class MockWebSocketVendor {
   readonly upgrades: Upgrade[] = [];
@@ -39,6 +44,10 @@ class MockWebSocketVendor {
 
   private accept(req: http.IncomingMessage, socket: Duplex): void {
     const upgrade: Upgrade = { url: req.url!, headers: req.headers, messages: [] };
+    // What the vendor says of Genway's own account and session with it, on a refusal and on a 101 alike.
+    const session =
+      'openai-organization: org-genway\r\nopenai-project: proj_genway\r\n' +
+      'set-cookie: __cf_bm=vendor-session; path=/; domain=.vendor.example; HttpOnly\r\n';
     this.upgrades.push(upgrade);
     if (this.refuseNext) {
       const { status, body } = this.refuseNext;
@@ -46,7 +55,7 @@ class MockWebSocketVendor {
       socket.end(
         // Chunked, with a header of its own hop named in Connection: neither goes on as such.
         `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n` +
-          `connection: X-Vendor-Hop\r\nx-vendor-hop: vendor-side\r\n\r\n` +
+          `connection: X-Vendor-Hop\r\nx-vendor-hop: vendor-side\r\n${session}\r\n` +
           `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
       );
       return;
@@ -58,33 +67,70 @@ class MockWebSocketVendor {
       .update(`${req.headers['sec-websocket-key']}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`)
       .digest('base64');
     socket.write(
-      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nx-request-id: ws-vendor-req\r\nConnection: X-Vendor-Hop\r\nX-Vendor-Hop: vendor-side\r\n\r\n`,
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\nx-request-id: ws-vendor-req\r\nConnection: X-Vendor-Hop\r\nX-Vendor-Hop: vendor-side\r\n${session}\r\n`,
     );
     const reader = new FrameReader();
     socket.on('data', (chunk: Buffer) => {
       for (const frame of reader.feed(chunk)) {
         if (frame.opcode === 8) return void socket.end(serverFrame(8, frame.payload));
         if (frame.opcode !== 1) continue;
-        const message = JSON.parse(frame.payload.toString()) as { type: string; model?: string };
+        const message = JSON.parse(frame.payload.toString()) as {
+          type: string;
+          model?: string;
+          input?: unknown;
+          previous_response_id?: string;
+        };
         upgrade.messages.push(message);
         if (message.type !== 'response.create') continue;
-        if (message.model === 'no-such-model') {
-          // The vendor's refusal of a turn: an error event, no response and no usage.
-          const error = { type: 'invalid_request_error', code: 'model_not_found', message: 'no such model' };
-          socket.write(serverFrame(1, Buffer.from(JSON.stringify({ type: 'error', status: 404, error }))));
+        // The vendor's refusal of a turn: an error event, no response and no usage.
+        const refusal =
+          message.model === 'no-such-model'
+            ? {
+                status: 404,
+                error: { type: 'invalid_request_error', code: 'model_not_found', message: 'no such model' },
+              }
+            : message.previous_response_id !== undefined && message.previous_response_id !== RESPONSE_JSON.id
+              ? {
+                  status: 400,
+                  error: {
+                    type: 'invalid_request_error',
+                    code: 'previous_response_not_found',
+                    message: `Previous response with id '${message.previous_response_id}' not found.`,
+                    param: 'previous_response_id',
+                  },
+                }
+              : undefined;
+        if (refusal) {
+          socket.write(serverFrame(1, Buffer.from(JSON.stringify({ type: 'error', ...refusal }))));
           continue;
         }
-        const response = { ...RESPONSE_JSON, model: message.model };
-        const events = [
-          {
-            type: 'response.created',
-            sequence_number: 0,
-            response: { ...response, status: 'in_progress', usage: null },
+        const model = (message.model && ANSWERED_AS[message.model]) ?? message.model;
+        const response = { ...RESPONSE_JSON, model };
+        const created = {
+          type: 'response.created',
+          sequence_number: 0,
+          response: { ...response, status: 'in_progress', usage: null },
+        };
+        const failed = {
+          type: 'response.failed',
+          sequence_number: 1,
+          response: {
+            ...response,
+            status: 'failed',
+            output: [],
+            usage: null,
+            error: { code: 'server_error', message: 'The model failed' },
           },
-          { type: 'response.output_text.delta', sequence_number: 1, delta: 'Hello' },
-          { type: 'response.output_text.delta', sequence_number: 2, delta: ' there' },
-          { type: 'response.completed', sequence_number: 3, response },
-        ];
+        };
+        const events =
+          message.input === 'fail'
+            ? [created, failed]
+            : [
+                created,
+                { type: 'response.output_text.delta', sequence_number: 1, delta: 'Hello' },
+                { type: 'response.output_text.delta', sequence_number: 2, delta: ' there' },
+                { type: 'response.completed', sequence_number: 3, response },
+              ];
         for (const e of events) socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
       }
     });
@@ -154,9 +200,15 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
     vendor = await new MockWebSocketVendor().start();
-    // One priced model, for the case-variant check every key gets on a priced call.
+    // Priced models: for the case-variant check every key gets on a priced call, and for the order of turns and
+    // their prices (a snapshot priced apart, which a turn asking its undated name does not pay).
     const price = { inputPerMTokUsd: 1, outputPerMTokUsd: 1 };
-    gw = await startGateway(vendor.url, { gateway: { prices: { 'gpt-ws-priced': price } } });
+    const prices = {
+      'gpt-ws-priced': price,
+      'gpt-ws-dated': price,
+      'gpt-ws-dated-2025-01-01': { inputPerMTokUsd: 4, outputPerMTokUsd: 4 },
+    };
+    gw = await startGateway(vendor.url, { gateway: { prices } });
   });
   afterAll(async () => {
     await gw.close();
@@ -230,6 +282,29 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect(res.headers.connection).toBe('Upgrade');
     expect(res.headers.upgrade).toBe('websocket');
     expect(res.headers['x-request-id']).toBe('ws-vendor-req');
+  });
+
+  test("Genway's vendor session stays with Genway: the client's cookies never reach the vendor, the vendor's account headers and cookies never reach the client (101 and refusal)", async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const session = ['openai-organization', 'openai-project', 'set-cookie'];
+    const upgraded = await rawUpgrade(`${gw.base}/v1/responses`, {
+      authorization: `Bearer ${key}`,
+      cookie: 'genway_console=client-session',
+    });
+    expect(upgraded.status).toBe(101);
+    expect(vendor.upgrades[vendor.upgrades.length - 1].headers.cookie).toBeUndefined();
+    expect(upgraded.headers['x-request-id']).toBe('ws-vendor-req'); // the vendor's other headers pass
+    for (const name of session) expect(upgraded.headers[name]).toBeUndefined();
+
+    vendor.refuseNext = { status: 403, body: '{"error":{"message":"no ws for you","type":"x"}}' };
+    const refused = await rawUpgrade(`${gw.base}/v1/responses`, {
+      authorization: `Bearer ${key}`,
+      cookie: 'genway_console=client-session',
+    });
+    expect(refused.status).toBe(403);
+    expect(vendor.upgrades[vendor.upgrades.length - 1].headers.cookie).toBeUndefined();
+    expect(refused.headers['content-type']).toBe('application/json');
+    for (const name of session) expect(refused.headers[name]).toBeUndefined();
   });
 
   test('a missing or wrong key is refused before any upgrade, in the vendor shape, not to be retried', async () => {
@@ -374,20 +449,52 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     client.ws.close();
   });
 
-  test("a turn the vendor refuses (an error event, no usage) does not shift the next turn's price onto its model", async () => {
-    const turn = (model: string) => JSON.stringify({ type: 'response.create', model, input: 'x' });
-    /** What an account's turns cost, from its balance (a read posts what it owes). */
-    const spent = async (turns: string[], events: number) => {
-      const { key, accountId } = await fundedKey(gw.h.services, 10);
+  describe("a turn that reports no usage does not shift a later turn's price or name onto its model", () => {
+    const turn = (model: string, more: Record<string, unknown> = {}) =>
+      JSON.stringify({ type: 'response.create', model, input: 'x', ...more });
+    const oneCall = { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 };
+    /** What an account's turns cost (from its balance: a read posts what it owes), and its usage by model. */
+    const run = async (turns: string[], events: number, expectedUsage: unknown) => {
+      const { key, keyId, accountId } = await fundedKey(gw.h.services, 10);
       const client = await connect(wsUrl(), key);
       for (const t of turns) client.ws.send(t);
       await client.until(events);
       client.ws.close();
-      return 10 - (await gw.h.services.accounts.describeAccount(accountId)).balanceUsd;
+      const usage = await settled(() => gw.h.services.store.usage.get(keyId), expectedUsage);
+      return { spent: 10 - (await gw.h.services.accounts.describeAccount(accountId)).balanceUsd, usage };
     };
-    const alone = await spent([turn('gpt-ws-priced')], 4);
-    expect(alone).toBeGreaterThan(0);
-    expect(await spent([turn('no-such-model'), turn('gpt-ws-priced')], 5)).toBeCloseTo(alone, 9);
+    test.each([
+      // The vendor names neither model the turns asked for.
+      ['refused for its model', turn('no-such-model'), 1, 'gpt-ws-priced'],
+      // The refused turn's model starts the next one's name, as a snapshot's would.
+      [
+        'refused for its previous response',
+        turn('gpt-ws', { previous_response_id: 'resp_gone' }),
+        1,
+        'gpt-ws-priced',
+      ],
+      // The next answer names a dated snapshot (priced apart) of the model its turn asked for.
+      [
+        'refused, the next answered as a snapshot',
+        turn('gpt-ws', { previous_response_id: 'resp_gone' }),
+        1,
+        'gpt-ws-dated',
+      ],
+      ['refused for its model, the next answered as a snapshot', turn('no-such-model'), 1, 'gpt-ws-dated'],
+      // A response the vendor created and failed, without usage.
+      ['failed without usage', turn('gpt-ws', { input: 'fail' }), 2, 'gpt-ws-priced'],
+    ] as const)(
+      '%s: the next turn costs and counts as its own model',
+      async (_case, first, firstEvents, model) => {
+        const expected = { [model]: oneCall };
+        const alone = await run([turn(model)], 4, expected);
+        expect(alone.usage).toEqual(expected);
+        expect(alone.spent).toBeGreaterThan(0);
+        const after = await run([first, turn(model)], firstEvents + 4, expected);
+        expect(after.usage).toEqual(expected);
+        expect(after.spent).toBeCloseTo(alone.spent, 9);
+      },
+    );
   });
 
   test("a response made on the connection is its account's: another account's turn naming it is a 404, so is its GET", async () => {

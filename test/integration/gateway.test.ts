@@ -13,7 +13,7 @@ import {
   type RunningGateway,
 } from '../helpers/gateway';
 import { describeRedis, dropPrefix, uniquePrefix } from '../helpers/redis';
-import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
+import { MESSAGE_JSON, MESSAGES_STREAM, MockVendor, RESPONSES_STREAM, sse } from '../helpers/mock-vendor';
 
 /** A messages-format body with bytes no re-serialisation would keep: spacing, escapes, key order, raw UTF-8. */
 const ODD_BODY = Buffer.from(
@@ -56,7 +56,7 @@ describe('LLM gateway on the wire', () => {
   test('response headers: repeated ones kept, hop-by-hop and Connection-listed ones dropped, status text kept', async () => {
     vendor.next((_r, res) => {
       res.statusMessage = 'Accepted By Vendor';
-      res.setHeader('set-cookie', ['a=1; Path=/', 'b=2; Path=/']);
+      res.setHeader('link', ['<https://a.example>; rel=a', '<https://b.example>; rel=b']);
       res.setHeader('x-vendor-trace', 'abc');
       res.setHeader('x-request-id', 'vendor-req-1');
       res.setHeader('x-hop', 'gone');
@@ -75,13 +75,56 @@ describe('LLM gateway on the wire', () => {
     });
     expect(res.statusCode).toBe(202);
     expect(res.statusMessage).toBe('Accepted By Vendor');
-    expect(res.headers['set-cookie']).toEqual(['a=1; Path=/', 'b=2; Path=/']);
+    expect(res.rawHeaders.filter((_v, i, all) => all[i - 1]?.toLowerCase() === 'link')).toEqual([
+      '<https://a.example>; rel=a',
+      '<https://b.example>; rel=b',
+    ]);
     expect(res.headers['x-vendor-trace']).toBe('abc');
     // One request id per header: Genway's own (the client's, kept) apart from the vendor's, which passes unchanged.
     expect(res.headers['genway-request-id']).toBe('trace-77');
     expect(res.headers['x-request-id']).toBe('vendor-req-1');
     expect(res.headers['x-hop']).toBeUndefined();
     expect(res.headers['keep-alive']).not.toBe('timeout=99'); // Node's own keep-alive hint only, never the vendor's
+  });
+
+  test("Genway's vendor session stays with Genway: the vendor's account headers and cookies never reach the client, the client's cookies never reach the vendor (JSON and event stream)", async () => {
+    const session = {
+      'openai-organization': 'org-genway',
+      'openai-project': 'proj_genway',
+      'anthropic-organization-id': '5f1c0de0-0000-4000-8000-000000000000',
+      'set-cookie': ['__cf_bm=vendor-session; path=/; domain=.vendor.example; HttpOnly', 'other=1; Path=/'],
+    };
+    vendor.next((_r, res) =>
+      res
+        .writeHead(200, { ...session, 'content-type': 'application/json', 'x-vendor-trace': 'json' })
+        .end(JSON.stringify(MESSAGE_JSON)),
+    );
+    vendor.next((_r, res) =>
+      res
+        .writeHead(200, { ...session, 'content-type': 'text/event-stream', 'x-vendor-trace': 'sse' })
+        .end(sse(RESPONSES_STREAM)),
+    );
+    const cookie = 'genway_console=client-session; theme=dark';
+    const json = await post('/v1/messages', { 'x-api-key': key, cookie });
+    const sent = vendor.last().headers;
+    const stream = await post(
+      '/v1/responses',
+      { authorization: `Bearer ${key}`, Cookie: cookie },
+      '{"model":"gpt-test","input":"x","stream":true}',
+    );
+    for (const [res, trace] of [
+      [json, 'json'],
+      [stream, 'sse'],
+    ] as const) {
+      expect(res.status).toBe(200);
+      expect(res.headers['x-vendor-trace']).toBe(trace); // the vendor's other headers pass
+      for (const name of Object.keys(session)) expect(res.headers[name]).toBeUndefined();
+    }
+    expect(stream.body.toString()).toBe(sse(RESPONSES_STREAM));
+    for (const headers of [sent, vendor.last().headers]) {
+      expect(headers.cookie).toBeUndefined();
+      expect(headers.via).toBe('1.1 genway');
+    }
   });
 
   test('a chunked request body is forwarded byte-identical with its length', async () => {

@@ -8,7 +8,7 @@ import { GENERATE_STREAM, MESSAGES_STREAM, RESPONSES_STREAM, sse } from '../help
 
 const { messages, batchResults } = anthropic.usage;
 const { responses, chat, batchOutput } = openai.usage;
-const { generateContent, callsOnly } = gemini.usage;
+const { generateContent, callsOnly, batchLines, batchInline } = gemini.usage;
 
 /** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns everything it read. */
 async function readAll(
@@ -353,5 +353,147 @@ describe('usage read from responses as they pass', () => {
       { model: 'gpt-a', usage: tokens(10, 4), requests: 1 },
       { model: 'gpt-b', usage: tokens(5, 2, 4, 0, 1), requests: 1 },
     ]);
+  });
+
+  describe('events and results too long to hold whole are read in passing', () => {
+    /** Base64-like filler: `size` bytes with escapes and quotes in JSON, as image data and logprobs carry. */
+    const filler = (size: number) => 'A+/z\\"\u00e9\n'.repeat(Math.ceil(size / 11)).slice(0, size);
+
+    test.each([4 << 10, 64 << 10, 1 << 20])(
+      'a streamed image: its completed event, megabytes of base64 before the usage, in pieces of %i bytes',
+      async (size) => {
+        const { images } = openai.usage;
+        const body = sse([
+          [
+            'image_generation.partial_image',
+            { type: 'image_generation.partial_image', b64_json: filler(100) },
+          ],
+          [
+            'image_generation.completed',
+            {
+              type: 'image_generation.completed',
+              b64_json: filler(3 << 20),
+              usage: { input_tokens: 50, output_tokens: 4160, input_tokens_details: { cached_tokens: 10 } },
+            },
+          ],
+        ]);
+        expect(await read(images, 'text/event-stream', Buffer.from(body), size)).toEqual({
+          model: undefined,
+          usage: tokens(40, 4160, 10),
+          requests: 1,
+        });
+      },
+    );
+
+    test("a responses stream whose completed event holds a generated image: the response's usage and model", async () => {
+      const completed = {
+        type: 'response.completed',
+        response: {
+          model: 'gpt-long',
+          output: [{ type: 'image_generation_call', result: filler(2 << 20) }],
+          usage: { input_tokens: 7, output_tokens: 900, output_tokens_details: { reasoning_tokens: 100 } },
+        },
+      };
+      const body = sse([['response.completed', completed]]);
+      expect(await read(responses, 'text/event-stream', Buffer.from(body), 16 << 10)).toEqual({
+        model: 'gpt-long',
+        usage: tokens(7, 800, 0, 0, 100),
+        requests: 1,
+      });
+    });
+
+    test('batch output lines of megabytes (logprobs) beside short ones: each is one result', async () => {
+      const long = {
+        custom_id: 'long',
+        response: {
+          body: {
+            model: 'gpt-a',
+            choices: [{ logprobs: { content: [{ token: filler(2 << 20), logprob: -0.5 }] } }],
+            usage: { prompt_tokens: 30, completion_tokens: 20 },
+          },
+        },
+      };
+      const short = {
+        custom_id: 's',
+        response: { body: { model: 'gpt-a', usage: { prompt_tokens: 1, completion_tokens: 2 } } },
+      };
+      const body = [short, long, short, long].map((l) => `${JSON.stringify(l)}\n`).join('');
+      for (const size of [4 << 10, 1 << 20, body.length]) {
+        expect(await readAll(batchOutput, 'application/octet-stream', Buffer.from(body), size)).toEqual([
+          { model: 'gpt-a', usage: tokens(62, 44), requests: 4 },
+        ]);
+      }
+    });
+
+    test('a long result cut short counts for nothing, and the results after it still count', async () => {
+      const long = `{"custom_id":"x","response":{"body":{"model":"gpt-a","usage":{"prompt_tokens":5,"completion_tokens":5},"pad":"${filler(200 << 10)}`;
+      const short = {
+        custom_id: 's',
+        response: { body: { model: 'gpt-a', usage: { prompt_tokens: 1, completion_tokens: 2 } } },
+      };
+      const body = `${long}\n${JSON.stringify(short)}\n${long}`;
+      expect(await readAll(batchOutput, 'application/octet-stream', Buffer.from(body), 8 << 10)).toEqual([
+        { model: 'gpt-a', usage: tokens(1, 2), requests: 1 },
+      ]);
+    });
+  });
+
+  describe('gemini batches', () => {
+    const result = (model: string, input: number, output: number) => ({
+      candidates: [
+        // A function call's arguments are the model's: a usageMetadata inside them is content, not the bill.
+        {
+          content: {
+            parts: [{ functionCall: { name: 'f', args: { usageMetadata: { promptTokenCount: 1e9 } } } }],
+          },
+        },
+      ],
+      usageMetadata: { promptTokenCount: input, candidatesTokenCount: output, cachedContentTokenCount: 1 },
+      modelVersion: model,
+    });
+
+    test('inline results in both places the vendor puts them count once, per model', async () => {
+      const output = {
+        inlinedResponses: {
+          inlinedResponses: [
+            { response: result('gemini-a', 10, 4), metadata: { key: '1' } },
+            { error: { code: 13, message: 'failed' }, metadata: { key: '2' } },
+            { response: result('gemini-a', 20, 6), metadata: { key: '3' } },
+            { response: result('gemini-b', 5, 5), metadata: { key: '4' } },
+          ],
+        },
+      };
+      const body = JSON.stringify({
+        name: 'batches/1',
+        metadata: { state: 'BATCH_STATE_SUCCEEDED', output },
+        done: true,
+        response: output,
+      });
+      for (const size of [1, 13, body.length]) {
+        expect(await readAll(batchInline, 'application/json', Buffer.from(body), size)).toEqual([
+          { model: 'gemini-a', usage: tokens(28, 10, 2), requests: 2 },
+          { model: 'gemini-b', usage: tokens(4, 5, 1), requests: 1 },
+        ]);
+      }
+      // Only one place holds them (a pending batch holds none): read from there.
+      const once = JSON.stringify({ name: 'batches/1', done: true, response: output });
+      expect(await readAll(batchInline, 'application/json', Buffer.from(once), 7)).toHaveLength(2);
+      expect(
+        await readAll(batchInline, 'application/json', Buffer.from('{"name":"batches/1","metadata":{}}')),
+      ).toEqual([]);
+    });
+
+    test('a results file (JSON lines of key and response)', async () => {
+      const body = [
+        { key: '1', response: result('gemini-a', 10, 4) },
+        { key: '2', error: { code: 13 } },
+        { key: '3', response: result('gemini-a', 20, 6) },
+      ]
+        .map((l) => `${JSON.stringify(l)}\n`)
+        .join('');
+      expect(await readAll(batchLines, 'application/octet-stream', Buffer.from(body), 9)).toEqual([
+        { model: 'gemini-a', usage: tokens(28, 10, 2), requests: 2 },
+      ]);
+    });
   });
 });

@@ -41,6 +41,7 @@ function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
 const messages: UsageFormat = {
   // One search finds both events that matter (and message_stop, which is tiny and ignored).
   triggers: ['"message_'],
+  reads: [['type'], ['message', 'model'], ['message', 'usage'], ['usage']],
   event(e, acc) {
     if (e.type === 'message_start') {
       const message = obj(e.message);
@@ -58,6 +59,11 @@ const messages: UsageFormat = {
 const batchResults: UsageFormat = {
   lines: true,
   triggers: ['"succeeded"'],
+  reads: [
+    ['result', 'type'],
+    ['result', 'message', 'model'],
+    ['result', 'message', 'usage'],
+  ],
   event(line, acc) {
     const result = obj(line.result);
     if (result.type !== 'succeeded') return;

@@ -49,12 +49,40 @@ function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
 /** Every chunk of a stream may carry `usageMetadata` with the running totals; the last one counts. */
 const generateContent: UsageFormat = {
   triggers: ['"usageMetadata"'],
+  reads: [['modelVersion'], ['usageMetadata']],
   event(e, acc) {
     acc.model = str(e.modelVersion) ?? acc.model;
     const usage = obj(e.usageMetadata);
     if (Object.keys(usage).length) readUsage(usage, acc);
   },
   body: { key: '"usageMetadata"', marker: 'promptTokenCount', read: readUsage },
+};
+
+/** A batch result (`{"key", "response"}` or `{"metadata", "response"}`): its response is a generateContent answer. */
+const batchResult = {
+  reads: [
+    ['response', 'modelVersion'],
+    ['response', 'usageMetadata'],
+  ],
+  event(result: Record<string, unknown>, acc: UsageAccumulator) {
+    generateContent.event(obj(result.response), acc);
+  },
+};
+
+/** A batch's results file (`responsesFile`, JSON lines), downloaded with `files/{id}:download`. */
+const batchLines: UsageFormat = { lines: true, triggers: ['"usageMetadata"'], ...batchResult };
+
+/**
+ * A batch read when it is done holds its inline results: the operation's `response` and the batch's
+ * `metadata.output` each hold them (which one depends on the client's path to them), counted once.
+ */
+const batchInline: UsageFormat = {
+  triggers: [],
+  results: [
+    ['response', 'inlinedResponses', 'inlinedResponses', '*'],
+    ['metadata', 'output', 'inlinedResponses', 'inlinedResponses', '*'],
+  ],
+  ...batchResult,
 };
 
 /** Embeddings and predictions report no tokens: each call is counted, with no tokens to price. */
@@ -87,6 +115,11 @@ const v = (make: (path: string, options?: RouteOptions) => RouteSpec, path: stri
 const action = (name: string, options: RouteOptions = {}) =>
   post(`/${VERSIONS}/(models|tunedModels)/{model}:${name}`, { model: 'path', ...options });
 const named = (b: Record<string, unknown>) => revealed(b.name);
+/** A done batch's results file, in the operation's `response` or the batch's `metadata.output`: billed once. */
+function resultsFile(b: Record<string, unknown>) {
+  const file = str(obj(b.response).responsesFile) ?? str(obj(obj(b.metadata).output).responsesFile);
+  return file ? [{ id: file, usage: 'batchLines' }] : [];
+}
 
 export const gemini: VendorDefinition = {
   name: 'gemini',
@@ -113,7 +146,7 @@ export const gemini: VendorDefinition = {
   errorBody: (status, message) => ({
     error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
   }),
-  usage: { generateContent, callsOnly },
+  usage: { generateContent, callsOnly, batchLines, batchInline },
   // `fileData.fileUri`, `cachedContent`, a batch's or an import's `fileName`, a file search tool's stores; both
   // spellings (the REST API takes snake_case too).
   refs: {
@@ -138,7 +171,11 @@ export const gemini: VendorDefinition = {
     action('embedContent', { usage: 'callsOnly' }),
     action('batchEmbedContents', { usage: 'callsOnly' }),
     action('asyncBatchEmbedContent', { refs: true, creates: { json: named } }),
-    action('batchGenerateContent', { refs: true, creates: { json: named } }),
+    // The batch is remembered with its results' usage format: read when done, they are billed once.
+    action('batchGenerateContent', {
+      refs: true,
+      creates: { json: (b) => revealed(b.name).map((o) => ({ ...o, usage: 'batchInline' })) },
+    }),
     action('predict', { usage: 'callsOnly' }),
     action('predictLongRunning', { creates: { json: named } }),
     v(get, '/models'),
@@ -160,9 +197,11 @@ export const gemini: VendorDefinition = {
     v(get, '/files'),
     v(get, '/files/{id}', { object: 'files/{id}' }),
     v(del, '/files/{id}', { object: 'files/{id}' }),
-    v(get, '/files/{id}:download', { object: 'files/{id}' }),
+    // Only files the vendor made can be downloaded: one Genway never saw made may be a batch's results.
+    v(get, '/files/{id}:download', { object: 'files/{id}', unseen: 'batchLines' }),
+    get(`/download/${VERSIONS}/files/{id}:download`, { object: 'files/{id}', unseen: 'batchLines' }),
     v(get, '/batches'),
-    v(get, '/batches/{id}', { object: 'batches/{id}' }),
+    v(get, '/batches/{id}', { object: 'batches/{id}', creates: { json: resultsFile } }),
     v(del, '/batches/{id}', { object: 'batches/{id}' }),
     v(post, '/batches/{id}:cancel', { object: 'batches/{id}' }),
     v(get, '/operations'),

@@ -55,6 +55,10 @@ function readChatUsage(u: Record<string, unknown>, acc: UsageAccumulator): void 
 /** Responses: the final `response.completed` (or `.incomplete` / `.failed`) event carries the response's usage. */
 const responses: UsageFormat = {
   triggers: ['"response.completed"', '"response.incomplete"', '"response.failed"'],
+  reads: [
+    ['response', 'model'],
+    ['response', 'usage'],
+  ],
   event(e, acc) {
     const response = obj(e.response);
     acc.model = str(response.model) ?? acc.model;
@@ -67,6 +71,7 @@ const responses: UsageFormat = {
 /** Chat completions and completions: the last chunk carries `usage` when `stream_options.include_usage` is set. */
 const chat: UsageFormat = {
   triggers: ['"prompt_tokens"'],
+  reads: [['model'], ['usage']],
   event(e, acc) {
     acc.model = str(e.model) ?? acc.model;
     const usage = obj(e.usage);
@@ -78,6 +83,7 @@ const chat: UsageFormat = {
 /** Image generation and edits (gpt-image): responses-style usage, on the JSON body or the completed event. */
 const images: UsageFormat = {
   triggers: ['"input_tokens"'],
+  reads: [['usage']],
   event(e, acc) {
     const usage = obj(e.usage);
     if (Object.keys(usage).length) readResponsesUsage(usage, acc);
@@ -89,6 +95,10 @@ const images: UsageFormat = {
 const batchOutput: UsageFormat = {
   lines: true,
   triggers: ['"usage"'],
+  reads: [
+    ['response', 'body', 'model'],
+    ['response', 'body', 'usage'],
+  ],
   event(line, acc) {
     const body = obj(obj(line.response).body);
     acc.model = str(body.model);
@@ -188,7 +198,8 @@ export const openai: VendorDefinition = {
     get('/v1/files'),
     get('/v1/files/{id}', { object: '{id}' }),
     del('/v1/files/{id}', { object: '{id}' }),
-    get('/v1/files/{id}/content', { object: '{id}' }),
+    // A file Genway never saw made (an id from a list, a record expired) may be a batch's output.
+    get('/v1/files/{id}/content', { object: '{id}', unseen: 'batchOutput' }),
     post('/v1/uploads', { creates: created }),
     post('/v1/uploads/{id}/parts', { object: '{id}' }),
     post('/v1/uploads/{id}/complete', {
