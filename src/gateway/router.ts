@@ -33,6 +33,7 @@ import {
   mayReference,
   modelLookalike,
   refsIn,
+  snapshotBase,
   type RevealedObject,
   type RouteSpec,
   type UsageFormat,
@@ -166,9 +167,6 @@ function decodable(text: string): boolean {
     return false;
   }
 }
-
-/** A model name's version suffix: a date (OpenAI's `-2024-08-06`, Anthropic's `-20241022`) or Gemini's `-001`. */
-const VERSION_SUFFIX = /-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3})$/;
 
 /** A multipart body (a file upload): streamed to the vendor, never held. */
 function isMultipart(contentType: string | undefined): boolean {
@@ -421,8 +419,9 @@ export function createGateway({
   const priceFor = (model: string | undefined): Price | undefined => {
     if (model === undefined) return undefined;
     const own = prices.get(model);
-    if (own !== undefined || !VERSION_SUFFIX.test(model)) return own;
-    return prices.get(model.replace(VERSION_SUFFIX, ''));
+    if (own !== undefined) return own;
+    const base = snapshotBase(model);
+    return base === undefined ? undefined : prices.get(base);
   };
   const meter = new UsageMeter(
     store.usage,
@@ -692,6 +691,14 @@ export function createGateway({
           (spec.model === 'batch' && !!auth.models) ||
           (spec.model === 'form' && (!!auth.models || prices.size > 0))
         : !isMultipart(req.headers['content-type']);
+    // A compressed body would be read as noise (no model, no references) while the vendor may inflate it and run it.
+    const encoding = req.headers['content-encoding'];
+    if (hasBody && readsBody && encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      throw new ApiError(
+        'invalid_request',
+        `Content-Encoding: ${encoding}: a request body Genway reads (for its model and the objects it names) must be sent uncompressed`,
+      );
+    }
     const body = hasBody && readsBody ? await readBody(req, gateway.maxRequestBytes) : null;
     const text = body?.toString('utf8');
     const json = parseJson(text);

@@ -277,6 +277,14 @@ export interface VendorDefinition {
   catalog: readonly GatewayCatalogEntry[];
 }
 
+/** A model name's version suffix: a date (OpenAI's `-2024-08-06`, Anthropic's `-20241022`) or Gemini's `-001`. */
+const VERSION_SUFFIX = /-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3})$/;
+
+/** The name a dated snapshot is of (`gpt-x-2024-08-06` is of `gpt-x`), or undefined when `model` is none. */
+export function snapshotBase(model: string): string | undefined {
+  return VERSION_SUFFIX.test(model) ? model.replace(VERSION_SUFFIX, '') : undefined;
+}
+
 /** Non-negative whole numbers from a vendor's JSON, 0 for anything else. */
 export const count = (v: unknown): number =>
   typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;

@@ -18,7 +18,7 @@ import {
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
 import type { UsageReading } from './usage';
-import { modelLookalike, UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
+import { modelLookalike, snapshotBase, UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
 import { VENDORS } from './vendors';
 
 /**
@@ -410,7 +410,7 @@ function splice(
     // taken for one): where the vendor names another model than the one asked (or a snapshot of it), its own name is
     // the one priced, not another turn's.
     const model =
-      asked !== undefined && answered !== undefined && answered !== asked && !answered.startsWith(`${asked}-`)
+      asked !== undefined && answered !== undefined && answered !== asked && snapshotBase(answered) !== asked
         ? answered
         : asked;
     o.onUsage(auth, model, [{ model: answered, usage, requests: 1 }]);

@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import zlib from 'node:zlib';
 import { rawRequest, startGateway, type RunningGateway } from '../helpers/gateway';
 import { MockVendor, RESPONSE_JSON, type Received } from '../helpers/mock-vendor';
 import { fundedKey } from '../helpers/services';
@@ -306,6 +307,51 @@ describe('LLM gateway: objects stay with their account, however they are named',
       ),
     };
     refusedAll(cases);
+  });
+
+  test('a compressed body Genway would read (for its model and references) is refused, never passed on unread', async () => {
+    const refused = async (path: string, headers: Record<string, string>, text: string, encoding: string) => {
+      const compress =
+        encoding === 'br'
+          ? zlib.brotliCompressSync
+          : encoding === 'deflate'
+            ? zlib.deflateSync
+            : zlib.gzipSync;
+      const before = vendor.received.length;
+      const r = await rawRequest(gw.base, {
+        method: 'POST',
+        path,
+        headers: { ...headers, 'content-encoding': encoding },
+        body: compress(Buffer.from(text)),
+      });
+      return { status: r.status, body: r.body.toString(), forwarded: vendor.received.length - before };
+    };
+    const message = (encoding: string) =>
+      `Content-Encoding: ${encoding}: a request body Genway reads (for its model and the objects it names) must be sent uncompressed`;
+    expect(
+      await refused(
+        '/v1/responses',
+        OA(),
+        '{"model":"gpt-x","previous_response_id":"resp_victim0001"}',
+        'gzip',
+      ),
+    ).toEqual({
+      status: 400,
+      body: JSON.stringify({
+        error: { message: message('gzip'), type: 'invalid_request_error', param: null, code: null },
+      }),
+      forwarded: 0,
+    });
+    const messages = '{"model":"claude-x","max_tokens":5,"messages":[]}';
+    expect((await refused('/v1/messages', AN(), messages, 'br')).status).toBe(400);
+    const gemini = '{"contents":[{"parts":[{"fileData":{"fileUri":"files/victimfile1"}}]}]}';
+    expect(
+      (await refused('/v1beta/models/gemini-x:generateContent', GM(), gemini, 'deflate')).forwarded,
+    ).toBe(0);
+    // Through a mount, on a path no route names: read too, so refused too.
+    expect(
+      (await refused('/openai/v1/new-thing', OA(), '{"file_id":"file-victim0001"}', 'gzip')).status,
+    ).toBe(400);
   });
 
   test("the owner's own references still go up", async () => {
