@@ -11,6 +11,8 @@ export interface ObjectOwner {
   call?: boolean;
   /** ...for the model the call named. */
   model?: string;
+  /** When the record was last written (epoch ms): a record in use is written again before it expires. */
+  at?: number;
 }
 
 /**

@@ -6,7 +6,7 @@ import { KeyHashMemo } from '../accounts/api-keys';
 import type { AccountsService, AuthContext } from '../accounts/service';
 import type { BalanceGuard, BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
-import type { Clock } from '../clock';
+import { systemClock, type Clock } from '../clock';
 import type { Config, Price } from '../config';
 import { ApiError } from '../errors';
 import { admit, keyInAuthorization, vendorAuthMessages, type AuthMessages } from '../http/auth';
@@ -480,13 +480,24 @@ export function createGateway({
     meterAll(upstream, auth, requestModel, readings);
   }
 
+  const now = () => (clock ?? systemClock).now();
   /** Records objects a call made as its account's (a failed write is logged: the call itself went through). */
   const rememberObjects = (vendor: VendorName, records: { id: string; owner: ObjectOwner }[]) =>
-    objects.remember(vendor, records, gateway.objectTtlMs).catch((err: unknown) => {
-      logger.error({ err, vendor }, 'remembering vendor objects failed');
-    });
+    objects
+      .remember(
+        vendor,
+        records.map((r) => ({ id: r.id, owner: { ...r.owner, at: now() } })),
+        gateway.objectTtlMs,
+      )
+      .catch((err: unknown) => {
+        logger.error({ err, vendor }, 'remembering vendor objects failed');
+      });
 
-  /** The records of the objects a call names; another account's is a 404, as if it did not exist. */
+  /**
+   * The records of the objects a call names; another account's is a 404, as if it did not exist. A record in use
+   * lives on: one written more than half its lifetime ago is written again, so only objects left unused for
+   * `objectTtlMs` are forgotten (and then pass to whoever names them).
+   */
   async function ownedBy(
     auth: AuthContext,
     vendor: VendorName,
@@ -496,6 +507,12 @@ export function createGateway({
     if (owners.some((o) => o && o.accountId !== auth.accountId)) {
       throw new ApiError('not_found', `No such ${vendor} object: ${named.join(', ')}`);
     }
+    const renewBefore = now() - gateway.objectTtlMs / 2;
+    const renewed = named.flatMap((id, i) => {
+      const owner = owners[i];
+      return owner && !((owner.at ?? 0) > renewBefore) ? [{ id, owner }] : [];
+    });
+    if (renewed.length) void rememberObjects(vendor, renewed);
     return owners;
   }
 

@@ -354,6 +354,36 @@ describe('LLM gateway: objects stay with their account, however they are named',
     ).toBe(400);
   });
 
+  test('a record in use lives on past its first lifetime; only one left unused expires', async () => {
+    // A gateway of its own whose records live 3 s: used at 2 s, one lives to 5 s; the one left unused ends at 3 s.
+    const short = await startGateway(vendor.url, {
+      gateway: { openai: { apiKeys: ['sk-openai-vendor-1'] }, objectTtlMs: 3000 },
+    });
+    try {
+      const owner = (await fundedKey(short.h.services)).key;
+      const other = (await fundedKey(short.h.services)).key;
+      const as = (key: string) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+      const post = (path: string) => rawRequest(short.base + path, { headers: as(owner), body: '{}' });
+      expect((await post('/v1/conversations')).status).toBe(200); // conv_victim0001: used below
+      expect((await post('/v1/files')).status).toBe(200); // file-victim0001: left unused
+      await new Promise((r) => setTimeout(r, 2000));
+      const used = await rawRequest(`${short.base}/v1/conversations/conv_victim0001`, {
+        method: 'GET',
+        headers: as(owner),
+      });
+      expect(used.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1500));
+      const read = async (path: string) =>
+        (await rawRequest(short.base + path, { method: 'GET', headers: as(other) })).status;
+      expect({
+        used: await read('/v1/conversations/conv_victim0001'),
+        unused: await read('/v1/files/file-victim0001'),
+      }).toEqual({ used: 404, unused: 200 });
+    } finally {
+      await short.close();
+    }
+  });
+
   test("the owner's own references still go up", async () => {
     const oa = { authorization: `Bearer ${victim}`, 'content-type': 'application/json' };
     const before = vendor.received.length;
