@@ -167,6 +167,11 @@ export interface ForwardOptions {
    * answer goes through the tap, to no one, and `onClose` runs when it is over.
    */
   whole?: boolean;
+  /**
+   * Whether a metered stream's answer is out and only its usage is to come: a client that leaves then does not stop
+   * the vendor; the rest is read through the tap for up to LINGER_MS, then `onClose` runs.
+   */
+  lingers?(): boolean;
   /** Runs once when the client's response is over (finished or cut). */
   onClose(exchange: Exchange): void;
 }
@@ -186,6 +191,12 @@ export function millis(ms: number): string {
   const frac = micros - whole * 1000;
   return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
 }
+
+/**
+ * How long the rest of a stream is read after its client left once its answer was out (`lingers`): its usage comes
+ * within milliseconds of the answer's end; a stream still going after this long is stopped.
+ */
+const LINGER_MS = 5000;
 
 /** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
 const REWRITE_LIMIT = 1 << 20;
@@ -385,8 +396,9 @@ class Forwarding implements LegacyHandler {
   private held: HeldBody | null = null;
   /** The vendor refused Genway's key and the client has Genway's error: what the vendor still sends goes nowhere. */
   private refused = false;
-  /** The client left an answer that is billed only whole: the rest is read for the tap alone (`whole`). */
+  /** The client left an answer billed only whole, or a stream whose usage is to come: the rest is read for the tap. */
   private draining = false;
+  private lingering: NodeJS.Timeout | undefined;
   failover: Failover | undefined;
 
   constructor(
@@ -576,9 +588,12 @@ class Forwarding implements LegacyHandler {
     this.closed = true;
     if (this.failover) clearTimeout(this.failover.timer);
     if (!this.exchange.complete) {
-      // A metered answer billed only whole, left mid-body: read on to its end (or its break) for the bill.
-      if (this.options.whole && this.tap && !this.refused) {
+      // Left mid-body, read on for the bill: an answer billed only whole to its end (or its break), a stream whose
+      // answer is out for its usage, a few seconds at most.
+      const { options } = this;
+      if (this.tap && !this.refused && (options.whole || options.lingers?.())) {
         this.draining = true;
+        if (!options.whole) this.lingering = setTimeout(() => this.stopDraining(), LINGER_MS);
         return;
       }
       this.abortUpstream?.(new ClientGone());
@@ -590,7 +605,14 @@ class Forwarding implements LegacyHandler {
   drained(): void {
     if (!this.draining) return;
     this.draining = false;
+    clearTimeout(this.lingering);
     this.options.onClose(this.exchange);
+  }
+
+  /** A stream read on past its client for too long: stopped, and billed for what was read. */
+  private stopDraining(): void {
+    this.abortUpstream?.(new ClientGone());
+    this.drained();
   }
 
   /** Writes a held response: its head, then the rewritten body (or the chunks as they came); the tap sees the vendor's bytes. */

@@ -858,6 +858,7 @@ export function createGateway({
       body: sent ?? (hasBody ? req : null),
       transform,
       whole: billOnce !== undefined,
+      lingers: format?.ending ? () => (tap as UsageTap | null)?.ending() ?? false : undefined,
       start: call.start,
       requestId: call.requestId,
       rewritesHeaders: creates?.headers !== undefined,

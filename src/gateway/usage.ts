@@ -23,6 +23,8 @@ export interface UsageTap {
    * plain body; a compressed one resolves once its decompressor has flushed.
    */
   finish(): UsageReading[] | Promise<UsageReading[]>;
+  /** Whether the stream's answer is out and only its usage is to come (the format's `ending`). */
+  ending(): boolean;
 }
 
 type Obj = Record<string, unknown>;
@@ -30,6 +32,8 @@ type Obj = Record<string, unknown>;
 interface Sink {
   feed(chunk: Buffer): void;
   end(): UsageReading[];
+  /** See UsageTap.ending. */
+  ending?(): boolean;
 }
 
 const single = (acc: UsageAccumulator): UsageReading[] =>
@@ -114,6 +118,8 @@ function parsed(text: string): Obj | undefined {
 }
 
 const DATA = Buffer.from('data:');
+/** Longer than any format's ending marker: what of a chunk's end is kept to find one cut between two chunks. */
+const EDGE = 32;
 
 /** A record reader for one JSON value per line (`[]`: each top-level value is a record), when the format says. */
 const lineReader = (format: UsageFormat, onRecord: (record: Obj) => void) =>
@@ -123,9 +129,13 @@ const lineReader = (format: UsageFormat, onRecord: (record: Obj) => void) =>
 class SseSink implements Sink {
   private readonly acc = new UsageAccumulator();
   private readonly splitter: LineSplitter;
+  /** The format's ending markers; `ended` once one has passed. */
+  private readonly endings: Buffer[] | undefined;
+  private ended = false;
 
   constructor(private readonly format: UsageFormat) {
     const reader = lineReader(format, (event) => format.event(event, this.acc));
+    this.endings = format.ending?.map((e) => Buffer.from(e));
     this.splitter = new LineSplitter(
       format.triggers,
       (line) => this.line(line),
@@ -148,6 +158,20 @@ class SseSink implements Sink {
 
   feed(chunk: Buffer): void {
     this.splitter.feed(chunk);
+    if (this.endings && !this.ended) this.seekEnding(chunk);
+  }
+
+  /** Searched only until one passes; the end of the last chunk is kept, for a marker cut between two. */
+  private edge: Buffer | null = null;
+  private seekEnding(chunk: Buffer): void {
+    const endings = this.endings!;
+    const seam = this.edge && Buffer.concat([this.edge, chunk.subarray(0, EDGE)]);
+    this.ended = endings.some((e) => chunk.includes(e) || (seam !== null && seam.includes(e)));
+    this.edge = chunk.subarray(Math.max(0, chunk.length - EDGE));
+  }
+
+  ending(): boolean {
+    return this.ended;
   }
 
   end(): UsageReading[] {
@@ -423,7 +447,8 @@ export function createUsageTap(
 
   const inflate = decompressor(contentEncoding);
   if (inflate === undefined) return null;
-  if (inflate === null) return { write: (chunk) => sink.feed(chunk), finish: () => sink.end() };
+  const ending = () => sink.ending?.() ?? false;
+  if (inflate === null) return { write: (chunk) => sink.feed(chunk), finish: () => sink.end(), ending };
   const stream = inflate;
   let broken = false;
   stream.on('data', (chunk: Buffer) => sink.feed(chunk));
@@ -434,6 +459,7 @@ export function createUsageTap(
     write: (chunk) => {
       if (!broken) stream.write(chunk);
     },
+    ending,
     finish: () =>
       new Promise((resolve) => {
         if (broken) return resolve(sink.end());

@@ -164,6 +164,12 @@ export interface UsageFormat {
   body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void };
   /** No usage in the response at all (Gemini embeddings): the call is still counted. */
   countOnly?: boolean;
+  /**
+   * Substrings of a stream that mean its answer is out and only its usage is to come (a finish reason, the end of a
+   * content block or output item): a client that leaves after one does not stop the vendor; the rest is read for
+   * the usage, for a few seconds at most.
+   */
+  ending?: readonly string[];
 }
 
 /**

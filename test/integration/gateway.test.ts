@@ -13,7 +13,14 @@ import {
   type RunningGateway,
 } from '../helpers/gateway';
 import { describeRedis, dropPrefix, uniquePrefix } from '../helpers/redis';
-import { MESSAGE_JSON, MESSAGES_STREAM, MockVendor, RESPONSES_STREAM, sse } from '../helpers/mock-vendor';
+import {
+  chatStream,
+  MESSAGE_JSON,
+  MESSAGES_STREAM,
+  MockVendor,
+  RESPONSES_STREAM,
+  sse,
+} from '../helpers/mock-vendor';
 
 /** A messages-format body with bytes no re-serialisation would keep: spacing, escapes, key order, raw UTF-8. */
 const ODD_BODY = Buffer.from(
@@ -325,6 +332,131 @@ describe('LLM gateway on the wire', () => {
       'claude-test': { requests: 1, input: 25, output: 1, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
     };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+  });
+
+  /**
+   * Sends a stream whose vendor holds back its last part (the usage) for 300 ms; the client leaves once it has read
+   * `leaveAt`. Returns whether the vendor was still connected when it sent the rest.
+   */
+  async function leaveEarly(
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    stream: string,
+    cut: string,
+    leaveAt: string,
+  ) {
+    const at = stream.indexOf(cut);
+    let sentRest!: (connected: boolean) => void;
+    const rest = new Promise<boolean>((resolve) => (sentRest = resolve));
+    vendor.next((_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(stream.slice(0, at));
+      setTimeout(() => {
+        sentRest(!res.destroyed);
+        res.end(stream.slice(at));
+      }, 300);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request(`${gw.base}${path}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+      });
+      let seen = '';
+      req.on('response', (res) =>
+        res.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes(leaveAt)) {
+            req.destroy();
+            resolve();
+          }
+        }),
+      );
+      req.on('error', () => undefined);
+      req.end(body);
+      setTimeout(() => reject(new Error(`never saw ${leaveAt}`)), 5000).unref();
+    });
+    return rest;
+  }
+
+  test("a client that leaves once a stream's answer is out still pays for it: the usage that follows is read, not cut off", async () => {
+    const { key: chatKey, keyId: chatKeyId } = await fundedKey(gw.h.services);
+    // Chat: the client leaves on the finish reason, before the usage chunk (which Genway asked for on its behalf).
+    const chat = chatStream(true);
+    expect(
+      await leaveEarly(
+        '/v1/chat/completions',
+        { authorization: `Bearer ${chatKey}` },
+        '{"model":"gpt-test","stream":true,"messages":[]}',
+        chat,
+        '{"id":"chatcmpl-mock","object":"chat.completion.chunk","created":1700000000,"model":"gpt-test","choices":[],',
+        '"finish_reason":"stop"',
+      ),
+    ).toBe(true);
+    // Messages: the client leaves when the last block stops, before message_delta's output count.
+    const { key: antKey, keyId: antKeyId } = await fundedKey(gw.h.services);
+    const messages = sse(MESSAGES_STREAM);
+    expect(
+      await leaveEarly(
+        '/v1/messages',
+        { 'x-api-key': antKey },
+        '{"model":"claude-test","stream":true}',
+        messages,
+        'event: message_delta',
+        'content_block_stop',
+      ),
+    ).toBe(true);
+    // Responses: the client leaves when the last output item is done, before response.completed.
+    const { key: respKey, keyId: respKeyId } = await fundedKey(gw.h.services);
+    const done = {
+      type: 'response.output_item.done',
+      output_index: 0,
+      item: { type: 'message', id: 'msg_1' },
+    };
+    const responses = sse([
+      ...RESPONSES_STREAM.slice(0, -1),
+      ['response.output_item.done', done],
+      RESPONSES_STREAM.at(-1)!,
+    ]);
+    expect(
+      await leaveEarly(
+        '/v1/responses',
+        { authorization: `Bearer ${respKey}` },
+        '{"model":"gpt-test","stream":true,"input":"x"}',
+        responses,
+        'event: response.completed',
+        'response.output_item.done',
+      ),
+    ).toBe(true);
+    const expected = {
+      responses: {
+        'gpt-test': { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 },
+      },
+      chat: { 'gpt-test': { requests: 1, input: 16, output: 5, cacheRead: 4, cacheWrite: 0, reasoning: 1 } },
+      messages: {
+        'claude-test': { requests: 1, input: 25, output: 7, cacheRead: 5, cacheWrite: 0, reasoning: 0 },
+      },
+    };
+    const usage = async () => ({
+      responses: await gw.h.services.store.usage.get(respKeyId),
+      chat: await gw.h.services.store.usage.get(chatKeyId),
+      messages: await gw.h.services.store.usage.get(antKeyId),
+    });
+    expect(await settled(usage, expected)).toEqual(expected);
+  });
+
+  test('a client that leaves mid-answer stops the vendor at once: nothing more is generated for it', async () => {
+    const messages = sse(MESSAGES_STREAM);
+    expect(
+      await leaveEarly(
+        '/v1/messages',
+        { 'x-api-key': key },
+        '{"model":"claude-test","stream":true}',
+        messages,
+        'event: content_block_delta',
+        'content_block_start',
+      ),
+    ).toBe(false);
   });
 
   test('idle timeout, not total: a stream active for longer than the timeout lives; a silent one is cut', async () => {

@@ -42,6 +42,8 @@ const messages: UsageFormat = {
   // One search finds both events that matter (and message_stop, which is tiny and ignored).
   triggers: ['"message_'],
   reads: [['type'], ['message', 'model'], ['message', 'usage'], ['usage']],
+  // The output count comes in message_delta, after the last block stops.
+  ending: ['"content_block_stop"'],
   event(e, acc) {
     if (e.type === 'message_start') {
       const message = obj(e.message);

@@ -59,6 +59,7 @@ const responses: UsageFormat = {
     ['response', 'model'],
     ['response', 'usage'],
   ],
+  ending: ['"response.output_item.done"'],
   event(e, acc) {
     const response = obj(e.response);
     acc.model = str(response.model) ?? acc.model;
@@ -72,6 +73,8 @@ const responses: UsageFormat = {
 const chat: UsageFormat = {
   triggers: ['"prompt_tokens"'],
   reads: [['model'], ['usage']],
+  // A choice's finish reason (not null): the usage-only chunk follows.
+  ending: ['"finish_reason":"'],
   event(e, acc) {
     acc.model = str(e.model) ?? acc.model;
     const usage = obj(e.usage);
