@@ -196,7 +196,7 @@ export function millis(ms: number): string {
  * How long the rest of a stream is read after its client left once its answer was out (`lingers`): its usage comes
  * within milliseconds of the answer's end; a stream still going after this long is stopped.
  */
-const LINGER_MS = 5000;
+export const LINGER_MS = 5000;
 
 /** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
 const REWRITE_LIMIT = 1 << 20;

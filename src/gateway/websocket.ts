@@ -11,6 +11,7 @@ import {
   hasOwnVia,
   HOP_BY_HOP,
   keyRefused,
+  LINGER_MS,
   REQUEST_ID_HEADER,
   VENDOR_SESSION_HEADERS,
   VIA_NAME,
@@ -350,10 +351,32 @@ function splice(
   vendor: Duplex,
   vendorHead: Buffer,
 ): void {
+  /**
+   * A client that leaves once a response's answer is out (the format's `ending` passed) does not stop the vendor
+   * before that response's usage: what would let the vendor go waits for the response's end, LINGER_MS at most.
+   */
+  let answerOut = false;
+  let afterUsage: (() => void)[] | null = null;
+  let lingering: NodeJS.Timeout | undefined;
+  const release = () => {
+    clearTimeout(lingering);
+    const waiting = afterUsage ?? [];
+    afterUsage = null;
+    for (const letGo of waiting) letGo();
+  };
+  const whenMetered = (letGo: () => void) => {
+    if (afterUsage) return void afterUsage.push(letGo);
+    if (running === undefined || !answerOut || vendor.destroyed) return letGo();
+    afterUsage = [letGo];
+    lingering = setTimeout(release, LINGER_MS);
+  };
   const gone = () => {
     client.destroy();
-    vendor.destroy();
+    whenMetered(() => vendor.destroy());
   };
+  /** The response the vendor is running, and the model its turn asked for (taken from `requested` at its start). */
+  let running: { asked: string | undefined } | undefined;
+  const endings = format?.ending?.map((e) => Buffer.from(e));
   for (const s of [client, vendor] as Socket[]) {
     s.setTimeout(o.idleTimeoutMs, gone);
     s.once('close', gone);
@@ -367,8 +390,7 @@ function splice(
    * at a time and answers each with a response (`response.created`, then its end) or, refusing it, an error event.
    */
   const requested: (string | undefined)[] = [];
-  /** The response the vendor is running, and the model its turn asked for (taken from `requested` at its start). */
-  let running: { asked: string | undefined } | undefined;
+
   let message: Buffer[] = [];
   let acc = new UsageAccumulator();
   const onVendorFrame = (frame: Frame) => {
@@ -394,6 +416,7 @@ function splice(
     }
     if (e.type === 'response.created') {
       running = { asked: requested.shift() };
+      answerOut = false;
       if (typeof e.response?.id === 'string') o.created(auth, e.response.id);
     }
     format.event(event as Record<string, unknown>, acc);
@@ -402,6 +425,7 @@ function splice(
     // oldest waiting. A response that ends without usage (failed) is its turn's too, and charges nothing.
     const asked = running ? running.asked : requested.shift();
     running = undefined;
+    if (afterUsage) queueMicrotask(release); // once this response's usage is recorded, below
     const { usage, model: answered } = acc;
     acc = new UsageAccumulator();
     if (!usage) return;
@@ -417,6 +441,8 @@ function splice(
   };
   const fromVendorBytes = (chunk: Buffer) => {
     if (format) for (const frame of fromVendor.feed(chunk)) onVendorFrame(frame);
+    if (running && !answerOut && endings?.some((e) => chunk.includes(e))) answerOut = true;
+    if (client.destroyed) return; // gone, while the usage of the response it left is read
     if (!client.write(chunk)) {
       vendor.pause();
       client.once('drain', () => vendor.resume());
@@ -477,7 +503,11 @@ function splice(
     forward(Buffer.concat(raw));
   };
   const onClientFrame = (frame: Frame) => {
-    if (frame.opcode >= OP.CLOSE) {
+    if (frame.opcode === OP.CLOSE) {
+      chain = chain.then(() => whenMetered(() => forward(frame.raw)));
+      return;
+    }
+    if (frame.opcode > OP.CLOSE) {
       chain = chain.then(() => forward(frame.raw));
       return;
     }
@@ -512,10 +542,12 @@ function splice(
   // (The server side allows half-open sockets, so without this a client gone without a close frame would hold its
   // connection, and the vendor's, until the idle timeout.)
   client.once('end', () => {
-    void chain.then(() => {
-      vendor.end();
-      client.end();
-    });
+    void chain.then(() =>
+      whenMetered(() => {
+        vendor.end();
+        client.end();
+      }),
+    );
   });
   vendor.once('end', () => client.end());
 }

@@ -131,6 +131,17 @@ class MockWebSocketVendor {
                 { type: 'response.output_text.delta', sequence_number: 2, delta: ' there' },
                 { type: 'response.completed', sequence_number: 3, response },
               ];
+        if (message.input === 'slow-end') {
+          // The answer out at once, its usage 300 ms later (a close frame in between ends the socket first).
+          const done = { type: 'response.output_item.done', sequence_number: 3, item: { type: 'message' } };
+          for (const e of [...events.slice(0, -1), done])
+            socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
+          setTimeout(() => {
+            if (!socket.writableEnded)
+              socket.write(serverFrame(1, Buffer.from(JSON.stringify(events.at(-1)))));
+          }, 300);
+          continue;
+        }
         for (const e of events) socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
       }
     });
@@ -247,6 +258,24 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     };
     expect(await settled(() => gw.h.services.store.usage.get(keyId), twice)).toEqual(twice);
     client.ws.close();
+  });
+
+  test("a client that closes once a response's answer is out still pays for it: its close waits for the usage", async () => {
+    const { key, keyId } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send(JSON.stringify({ type: 'response.create', model: 'gpt-ws', input: 'slow-end' }));
+    expect((await client.until(4)).map((e) => e.type)).toEqual([
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_item.done',
+    ]);
+    client.ws.close();
+    const expected = {
+      'gpt-ws': { requests: 1, input: 32, output: 9, cacheRead: 8, cacheWrite: 0, reasoning: 2 },
+    };
+    expect(await settled(() => gw.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    await client.closed;
   });
 
   test("hop-by-hop headers of the client's upgrade stay with Genway; the handshake's own pass", async () => {
