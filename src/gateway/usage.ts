@@ -118,8 +118,59 @@ function parsed(text: string): Obj | undefined {
 }
 
 const DATA = Buffer.from('data:');
-/** Longer than any format's ending marker: what of a chunk's end is kept to find one cut between two chunks. */
+/** Longer than any format's marker: what of a chunk's end is kept to find one cut between two chunks. */
 const EDGE = 32;
+
+/**
+ * Whether a stream's answer is out: one of the format's `ending` markers has passed and no `resuming` one after it
+ * (a content block or output item that starts after one stopped). Read from the raw bytes as they pass: the last
+ * marker of either kind in a chunk, or across the seam with the one before, decides.
+ */
+export class AnswerEnd {
+  private readonly ends: Buffer[];
+  private readonly resumes: Buffer[];
+  private edge: Buffer | null = null;
+  out = false;
+
+  private constructor(format: UsageFormat) {
+    this.ends = (format.ending ?? []).map((m) => Buffer.from(m));
+    this.resumes = (format.resuming ?? []).map((m) => Buffer.from(m));
+  }
+
+  /** A reader for the format's markers, or undefined when it has none. */
+  static of(format: UsageFormat | undefined): AnswerEnd | undefined {
+    return format?.ending?.length ? new AnswerEnd(format) : undefined;
+  }
+
+  feed(chunk: Buffer): void {
+    const edge = this.edge;
+    const seam = edge && Buffer.concat([edge, chunk.subarray(0, EDGE)]);
+    const last = (markers: Buffer[]) => {
+      let at = -Infinity;
+      for (const m of markers) {
+        const i = chunk.lastIndexOf(m);
+        if (i !== -1) at = Math.max(at, i);
+        else if (seam && edge) {
+          const j = seam.lastIndexOf(m);
+          if (j !== -1) at = Math.max(at, j - edge.length);
+        }
+      }
+      return at;
+    };
+    const end = last(this.ends);
+    const resume = last(this.resumes);
+    if (end !== -Infinity || resume !== -Infinity) this.out = end > resume;
+    // The stream's last bytes, however small its pieces.
+    const tail = chunk.length >= EDGE || !edge ? chunk : Buffer.concat([edge, chunk]);
+    this.edge = tail.subarray(Math.max(0, tail.length - EDGE));
+  }
+
+  /** A new answer starts (the next response on a WebSocket). */
+  reset(): void {
+    this.out = false;
+    this.edge = null;
+  }
+}
 
 /** A record reader for one JSON value per line (`[]`: each top-level value is a record), when the format says. */
 const lineReader = (format: UsageFormat, onRecord: (record: Obj) => void) =>
@@ -129,13 +180,11 @@ const lineReader = (format: UsageFormat, onRecord: (record: Obj) => void) =>
 class SseSink implements Sink {
   private readonly acc = new UsageAccumulator();
   private readonly splitter: LineSplitter;
-  /** The format's ending markers; `ended` once one has passed. */
-  private readonly endings: Buffer[] | undefined;
-  private ended = false;
+  private readonly answer: AnswerEnd | undefined;
 
   constructor(private readonly format: UsageFormat) {
     const reader = lineReader(format, (event) => format.event(event, this.acc));
-    this.endings = format.ending?.map((e) => Buffer.from(e));
+    this.answer = AnswerEnd.of(format);
     this.splitter = new LineSplitter(
       format.triggers,
       (line) => this.line(line),
@@ -158,20 +207,11 @@ class SseSink implements Sink {
 
   feed(chunk: Buffer): void {
     this.splitter.feed(chunk);
-    if (this.endings && !this.ended) this.seekEnding(chunk);
-  }
-
-  /** Searched only until one passes; the end of the last chunk is kept, for a marker cut between two. */
-  private edge: Buffer | null = null;
-  private seekEnding(chunk: Buffer): void {
-    const endings = this.endings!;
-    const seam = this.edge && Buffer.concat([this.edge, chunk.subarray(0, EDGE)]);
-    this.ended = endings.some((e) => chunk.includes(e) || (seam !== null && seam.includes(e)));
-    this.edge = chunk.subarray(Math.max(0, chunk.length - EDGE));
+    this.answer?.feed(chunk);
   }
 
   ending(): boolean {
-    return this.ended;
+    return this.answer?.out ?? false;
   }
 
   end(): UsageReading[] {

@@ -170,6 +170,8 @@ export interface UsageFormat {
    * the usage, for a few seconds at most.
    */
   ending?: readonly string[];
+  /** Substrings that mean more of the answer follows after all (a new content block or output item starts). */
+  resuming?: readonly string[];
 }
 
 /**

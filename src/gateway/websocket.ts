@@ -18,7 +18,7 @@ import {
 } from './proxy';
 import type { VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
-import type { UsageReading } from './usage';
+import { AnswerEnd, type UsageReading } from './usage';
 import { modelLookalike, snapshotBase, UsageAccumulator, type RouteSpec, type UsageFormat } from './vendor';
 import { VENDORS } from './vendors';
 
@@ -355,7 +355,6 @@ function splice(
    * A client that leaves once a response's answer is out (the format's `ending` passed) does not stop the vendor
    * before that response's usage: what would let the vendor go waits for the response's end, LINGER_MS at most.
    */
-  let answerOut = false;
   let afterUsage: (() => void)[] | null = null;
   let lingering: NodeJS.Timeout | undefined;
   const release = () => {
@@ -366,7 +365,7 @@ function splice(
   };
   const whenMetered = (letGo: () => void) => {
     if (afterUsage) return void afterUsage.push(letGo);
-    if (running === undefined || !answerOut || vendor.destroyed) return letGo();
+    if (running === undefined || !answer?.out || vendor.destroyed) return letGo();
     afterUsage = [letGo];
     lingering = setTimeout(release, LINGER_MS);
   };
@@ -376,7 +375,7 @@ function splice(
   };
   /** The response the vendor is running, and the model its turn asked for (taken from `requested` at its start). */
   let running: { asked: string | undefined } | undefined;
-  const endings = format?.ending?.map((e) => Buffer.from(e));
+  const answer = AnswerEnd.of(format);
   for (const s of [client, vendor] as Socket[]) {
     s.setTimeout(o.idleTimeoutMs, gone);
     s.once('close', gone);
@@ -416,7 +415,7 @@ function splice(
     }
     if (e.type === 'response.created') {
       running = { asked: requested.shift() };
-      answerOut = false;
+      answer?.reset();
       if (typeof e.response?.id === 'string') o.created(auth, e.response.id);
     }
     format.event(event as Record<string, unknown>, acc);
@@ -441,7 +440,7 @@ function splice(
   };
   const fromVendorBytes = (chunk: Buffer) => {
     if (format) for (const frame of fromVendor.feed(chunk)) onVendorFrame(frame);
-    if (running && !answerOut && endings?.some((e) => chunk.includes(e))) answerOut = true;
+    if (running) answer?.feed(chunk);
     if (client.destroyed) return; // gone, while the usage of the response it left is read
     if (!client.write(chunk)) {
       vendor.pause();

@@ -457,6 +457,37 @@ describe('LLM gateway on the wire', () => {
         'content_block_start',
       ),
     ).toBe(false);
+    // A block stopped, but another started after it (a tool call after the text): the answer is not out yet.
+    const [start, block, ping, ...rest] = MESSAGES_STREAM;
+    const secondBlock: [string, unknown][] = [
+      [
+        'content_block_start',
+        { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      ],
+      [
+        'content_block_delta',
+        { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: '!' } },
+      ],
+    ];
+    const twoBlocks = sse([
+      start,
+      block,
+      ping,
+      ...rest.slice(0, 3),
+      ...secondBlock,
+      ['content_block_stop', { type: 'content_block_stop', index: 1 }],
+      ...rest.slice(3),
+    ]);
+    expect(
+      await leaveEarly(
+        '/v1/messages',
+        { 'x-api-key': key },
+        '{"model":"claude-test","stream":true}',
+        twoBlocks,
+        '"index":1,"delta"',
+        '"content_block_start","index":1',
+      ),
+    ).toBe(false);
   });
 
   test('idle timeout, not total: a stream active for longer than the timeout lives; a silent one is cut', async () => {

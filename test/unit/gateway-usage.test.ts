@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { createUsageTap, type UsageReading } from '../../src/gateway/usage';
+import { AnswerEnd, createUsageTap, type UsageReading } from '../../src/gateway/usage';
 import type { UsageFormat } from '../../src/gateway/vendor';
 import { anthropic } from '../../src/gateway/vendors/anthropic';
 import { gemini } from '../../src/gateway/vendors/gemini';
@@ -495,5 +495,23 @@ describe('usage read from responses as they pass', () => {
         { model: 'gemini-a', usage: tokens(28, 10, 2), requests: 2 },
       ]);
     });
+  });
+
+  test("a stream's answer is out after its last ending marker, unless something resumes after it, wherever the pieces fall", () => {
+    const stop = 'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n';
+    const start = 'event: content_block_start\ndata: {"type":"content_block_start","index":1}\n\n';
+    const delta = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":1}\n\n';
+    const outAfter = (text: string, size: number) => {
+      const answer = AnswerEnd.of(messages)!;
+      for (let i = 0; i < text.length; i += size) answer.feed(Buffer.from(text.slice(i, i + size)));
+      return answer.out;
+    };
+    for (const size of [1, 5, 31, 1000]) {
+      expect([size, outAfter(delta + stop, size)]).toEqual([size, true]);
+      expect([size, outAfter(delta + stop + start, size)]).toEqual([size, false]);
+      expect([size, outAfter(delta + stop + start + delta + stop, size)]).toEqual([size, true]);
+      expect([size, outAfter(delta, size)]).toEqual([size, false]);
+    }
+    expect(AnswerEnd.of(gemini.usage.generateContent)).toBeUndefined();
   });
 });

@@ -42,8 +42,9 @@ const messages: UsageFormat = {
   // One search finds both events that matter (and message_stop, which is tiny and ignored).
   triggers: ['"message_'],
   reads: [['type'], ['message', 'model'], ['message', 'usage'], ['usage']],
-  // The output count comes in message_delta, after the last block stops.
+  // The output count comes in message_delta, after the last block stops (and no other starts).
   ending: ['"content_block_stop"'],
+  resuming: ['"content_block_start"'],
   event(e, acc) {
     if (e.type === 'message_start') {
       const message = obj(e.message);

@@ -60,6 +60,7 @@ const responses: UsageFormat = {
     ['response', 'usage'],
   ],
   ending: ['"response.output_item.done"'],
+  resuming: ['"response.output_item.added"'],
   event(e, acc) {
     const response = obj(e.response);
     acc.model = str(response.model) ?? acc.model;
