@@ -735,6 +735,18 @@ export function createGateway({
     }
     const priced = needsBalance(models);
     if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
+    // A route whose answer carries no token usage (or none a client cannot switch off) would run a priced model free.
+    if (priced && spec) {
+      const unmetered =
+        spec.unmetered ??
+        (spec.usage && vendor.usage[spec.usage]?.countOnly ? 'its answer reports no token usage' : undefined);
+      if (unmetered) {
+        throw new ApiError(
+          'forbidden',
+          `${req.method} ${r.path}: ${unmetered}, so the priced model ${models.find((m) => priceFor(m))} would run unbilled: priced models run only on metered routes`,
+        );
+      }
+    }
     // A path no route names (a vendor mount passes any) is metered by no one: a priced model must not run there.
     if (!spec && prices.size > 0) {
       const named = unroutedModels(vendor, r.path, json);

@@ -101,6 +101,11 @@ export interface RouteOptions {
   upgrade?: 'websocket';
   /** Never passed through, with this reason (calls that would hand the client a vendor credential). */
   refuse?: string;
+  /**
+   * It runs a model, but its answer carries no token usage Genway can read (why, here): a priced model is refused on
+   * it, as it would run unbilled. Routes the vendor does not bill (token counts, moderation) leave it out.
+   */
+  unmetered?: string;
 }
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

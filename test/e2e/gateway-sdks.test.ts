@@ -607,6 +607,40 @@ describe('LLM gateway with the official SDKs', () => {
       expect(vendor.last().url).toBe('/v1/videos');
     });
 
+    test('a route whose answer carries no token usage refuses a priced model, which it would run unbilled', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const before = vendor.received.length;
+      const speech = (model: string) =>
+        fetch(`${gw.base}/v1/audio/speech`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${priced.key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model, input: 'hello', voice: 'alloy' }),
+        });
+      const refused = await speech('gpt-priced');
+      expect({ status: refused.status, body: await refused.json() }).toEqual({
+        status: 403,
+        body: {
+          error: {
+            message:
+              'POST /v1/audio/speech: speech answers with audio, no usage, so the priced model gpt-priced would run unbilled: priced models run only on metered routes',
+            type: 'invalid_request_error',
+            param: null,
+            code: 'model_not_found',
+          },
+        },
+      });
+      // Gemini embeddings are counted, with no tokens to price: a priced model is refused there too.
+      const embed = await gemini()
+        .models.embedContent({ model: 'gemini-priced', contents: 'x' })
+        .catch((e: unknown) => e);
+      expect(embed).toBeInstanceOf(GoogleApiError);
+      expect((embed as GoogleApiError).status).toBe(403);
+      expect(vendor.received.length).toBe(before);
+      // An unpriced model passes as before.
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'audio/mpeg' }).end('mp3'));
+      expect(await (await speech('tts-free')).text()).toBe('mp3');
+    });
+
     test('openai: reading a batch Genway never saw made records nothing, so the reader does not take it (or its output file) from the account that made it', async () => {
       const reader = await fundedKey(gw.h.services, 1);
       const maker = await fundedKey(gw.h.services, 1);

@@ -110,7 +110,11 @@ export const anthropic: VendorDefinition = {
     del('/v1/messages/batches/{id}', { object: '{id}', absoluteUrls: true }),
     post('/v1/messages/batches/{id}/cancel', { object: '{id}', absoluteUrls: true }),
     get('/v1/messages/batches/{id}/results', { object: '{id}', usage: 'batchResults', billOnce: true }),
-    post('/v1/complete', { model: 'body', stream: 'body' }),
+    post('/v1/complete', {
+      model: 'body',
+      stream: 'body',
+      unmetered: 'the legacy Text Completions API reports no usage',
+    }),
     get('/v1/models'),
     get('/v1/models/{model*}'),
     post('/v1/files', { creates: { json: (b) => revealed(b.id) } }),

@@ -170,14 +170,21 @@ export const gemini: VendorDefinition = {
     action('countTokens', { refs: true }),
     action('embedContent', { usage: 'callsOnly' }),
     action('batchEmbedContents', { usage: 'callsOnly' }),
-    action('asyncBatchEmbedContent', { refs: true, creates: { json: named } }),
+    action('asyncBatchEmbedContent', {
+      refs: true,
+      creates: { json: named },
+      unmetered: 'embedding batches report no token usage',
+    }),
     // The batch is remembered with its results' usage format: read when done, they are billed once.
     action('batchGenerateContent', {
       refs: true,
       creates: { json: (b) => revealed(b.name).map((o) => ({ ...o, usage: 'batchInline' })) },
     }),
     action('predict', { usage: 'callsOnly' }),
-    action('predictLongRunning', { creates: { json: named } }),
+    action('predictLongRunning', {
+      creates: { json: named },
+      unmetered: 'long-running predictions (video) report no token usage',
+    }),
     v(get, '/models'),
     v(get, '/models/{model}'),
     v(get, '/models/{model}/operations'),

@@ -217,14 +217,22 @@ export const openai: VendorDefinition = {
     post('/v1/batches/{id}/cancel', { object: '{id}' }),
     post('/v1/images/generations', { model: 'body', usage: 'images', stream: 'body' }),
     post('/v1/images/edits', { model: 'form', usage: 'images', stream: 'body', refs: true }),
-    post('/v1/images/variations', { model: 'form' }),
+    post('/v1/images/variations', { model: 'form', unmetered: 'image variations report no token usage' }),
     // Realtime's client secrets (and the sessions that return one) are ephemeral keys for a browser to call with.
     post('/v1/realtime/client_secrets', { refuse: EPHEMERAL_REFUSED }),
     post('/v1/realtime/sessions', { refuse: EPHEMERAL_REFUSED }),
     post('/v1/realtime/transcription_sessions', { refuse: EPHEMERAL_REFUSED }),
-    post('/v1/audio/speech', { model: 'body', stream: 'body' }),
-    post('/v1/audio/transcriptions', { model: 'form', stream: 'body' }),
-    post('/v1/audio/translations', { model: 'form' }),
+    post('/v1/audio/speech', {
+      model: 'body',
+      stream: 'body',
+      unmetered: 'speech answers with audio, no usage',
+    }),
+    post('/v1/audio/transcriptions', {
+      model: 'form',
+      stream: 'body',
+      unmetered: 'transcriptions report usage only in some response formats',
+    }),
+    post('/v1/audio/translations', { model: 'form', unmetered: 'translations report no token usage' }),
   ],
   catalog: [
     {
