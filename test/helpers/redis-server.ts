@@ -20,7 +20,7 @@ export interface OwnRedis {
 }
 
 export async function ownRedis(extraArgs: string[] = []): Promise<OwnRedis> {
-  const port = await freePort();
+  let port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-redis-'));
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -65,7 +65,17 @@ export async function ownRedis(extraArgs: string[] = []): Promise<OwnRedis> {
     await exited;
   };
 
-  await start();
+  // A free port is free when read, not when bound: another process may take it first. The first start takes
+  // another port then; a restart keeps its own (the test's clients and replicas point at it).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      if (attempt >= 5 || !String((err as Error).message).includes('Address already in use')) throw err;
+      port = await freePort();
+    }
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
