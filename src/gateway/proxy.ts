@@ -594,6 +594,8 @@ class Forwarding implements LegacyHandler {
       if (this.tap && !this.refused && (options.whole || options.lingers?.())) {
         this.draining = true;
         if (!options.whole) this.lingering = setTimeout(() => this.stopDraining(), LINGER_MS);
+        // Paused for a client that stopped reading: nothing is written to it now, so nothing holds the vendor back.
+        this.resumeUpstream?.();
         return;
       }
       this.abortUpstream?.(new ClientGone());

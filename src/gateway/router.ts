@@ -870,7 +870,11 @@ export function createGateway({
       body: sent ?? (hasBody ? req : null),
       transform,
       whole: billOnce !== undefined,
-      lingers: format?.ending ? () => (tap as UsageTap | null)?.ending() ?? false : undefined,
+      // Only a stream has an answer out before its usage (and a plain JSON call no closure to pay for).
+      lingers:
+        format?.ending && (json?.stream === true || spec?.stream === 'always')
+          ? () => (tap as UsageTap | null)?.ending() ?? false
+          : undefined,
       start: call.start,
       requestId: call.requestId,
       rewritesHeaders: creates?.headers !== undefined,

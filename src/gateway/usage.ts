@@ -145,24 +145,26 @@ export class AnswerEnd {
   feed(chunk: Buffer): void {
     const edge = this.edge;
     const seam = edge && Buffer.concat([edge, chunk.subarray(0, EDGE)]);
-    const last = (markers: Buffer[]) => {
-      let at = -Infinity;
-      for (const m of markers) {
-        const i = chunk.lastIndexOf(m);
-        if (i !== -1) at = Math.max(at, i);
-        else if (seam && edge) {
-          const j = seam.lastIndexOf(m);
-          if (j !== -1) at = Math.max(at, j - edge.length);
-        }
-      }
-      return at;
-    };
-    const end = last(this.ends);
-    const resume = last(this.resumes);
+    const end = AnswerEnd.last(this.ends, chunk, seam, edge?.length ?? 0);
+    const resume = AnswerEnd.last(this.resumes, chunk, seam, edge?.length ?? 0);
     if (end !== -Infinity || resume !== -Infinity) this.out = end > resume;
     // The stream's last bytes, however small its pieces.
     const tail = chunk.length >= EDGE || !edge ? chunk : Buffer.concat([edge, chunk]);
     this.edge = tail.subarray(Math.max(0, tail.length - EDGE));
+  }
+
+  /** Where the last of `markers` starts in `chunk` (negative: in the seam, before it), -Infinity if none is there. */
+  private static last(markers: Buffer[], chunk: Buffer, seam: Buffer | null, shift: number): number {
+    let at = -Infinity;
+    for (const m of markers) {
+      const i = chunk.lastIndexOf(m);
+      if (i !== -1) at = Math.max(at, i);
+      else if (seam) {
+        const j = seam.lastIndexOf(m);
+        if (j !== -1) at = Math.max(at, j - shift);
+      }
+    }
+    return at;
   }
 
   /** A new answer starts (the next response on a WebSocket). */

@@ -371,6 +371,7 @@ function splice(
   };
   const gone = () => {
     client.destroy();
+    vendor.resume(); // paused for a client that stopped reading: what it left is read for its usage, not held
     whenMetered(() => vendor.destroy());
   };
   /** The response the vendor is running, and the model its turn asked for (taken from `requested` at its start). */

@@ -569,6 +569,35 @@ describe('LLM gateway with the official SDKs', () => {
       expect(finished).toBe(true);
     });
 
+    test('batch results a client stopped reading, then left, are read to the end too (its backpressure no longer holds the vendor)', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      // Megabytes ahead of the results (an errored result with a long message): more than the sockets hold.
+      const padding = JSON.stringify({
+        custom_id: 'pad',
+        result: { type: 'errored', error: { type: 'error', message: 'x'.repeat(8 << 20) } },
+      });
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/binary' }).end(`${padding}\n${anthropicResults}`),
+      );
+      await new Promise<void>((resolve) => {
+        const req = http.get(
+          `${gw.base}/v1/messages/batches/msgbatch_stalled/results`,
+          { headers: { 'x-api-key': priced.key, 'anthropic-version': '2023-06-01' } },
+          (res) => {
+            res.pause(); // reads nothing: Genway's writes to it back up, and it holds the vendor back
+            setTimeout(() => {
+              req.destroy();
+              resolve();
+            }, 300);
+          },
+        );
+        req.on('error', () => undefined);
+      });
+      expect(
+        await settled(chargesOf(priced.accountId), [[9000, 'llm-batch:anthropic:msgbatch_stalled']]),
+      ).toEqual([[9000, 'llm-batch:anthropic:msgbatch_stalled']]);
+    });
+
     test('a path no route names (through a vendor mount) is refused for a priced model, which it would run unmetered', async () => {
       const priced = await fundedKey(gw.h.services, 1);
       const before = vendor.received.length;
