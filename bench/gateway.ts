@@ -24,6 +24,7 @@ import {
   median,
   cpuStalls,
   othersNote,
+  pacedInTurns,
   pacedTogether,
   startPair,
   writeSection,
@@ -40,6 +41,11 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const STALL_SECONDS = 2;
+/**
+ * BENCH_PACED=together (the default so far) paces every target in one schedule; `turns` gives each target the CPU
+ * alone, in SLICES turns (bench/lib.ts pacedInTurns).
+ */
+const PACED = process.env.BENCH_PACED === 'turns' ? 'turns' : 'together';
 /**
  * Optional comma-separated subsets, for quick comparisons: BENCH_TARGETS=bare,embedded BENCH_ROUTES=chat. Naming
  * `undici` adds the bare pipe with undici out (bench/bare-undici.ts), which runs only when named.
@@ -86,16 +92,15 @@ function once(
  * every proxy on CPU 1: the machine's stalls of those seconds land on all targets alike, so the latencies compare.
  */
 function fixedRate(targets: Target[], route: (typeof ROUTES)[number], rate: number, seconds: number) {
-  return pacedTogether(
-    targets.map((target) => ({
-      url: `${target.base}${route.path}`,
-      method: 'POST',
-      headers: routeHeaders(target, route),
-      body: route.body,
-    })),
-    rate,
-    seconds,
-  );
+  const streams = targets.map((target) => ({
+    url: `${target.base}${route.path}`,
+    method: 'POST',
+    headers: routeHeaders(target, route),
+    body: route.body,
+  }));
+  return PACED === 'turns'
+    ? pacedInTurns(streams, rate, seconds, SLICES)
+    : pacedTogether(streams, rate, seconds);
 }
 
 /** Time to the first event of a stream whose vendor waits 50 ms before each event. */

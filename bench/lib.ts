@@ -342,8 +342,42 @@ export async function pacedTogether(
   rate: number,
   seconds: number,
 ): Promise<PacedResult[]> {
+  return pacedSamples(streams, rate, seconds).then((samples) => samples.map(summarize));
+}
+
+/**
+ * The same streams, each alone in its turn: SLICES slices of `seconds / slices` per stream, A B C A B C ..., so no
+ * stream's requests wait on another target's work (on one pinned CPU, a proxy woken while another runs waits for the
+ * scheduler), while a stall of the machine still lands on every stream's slices alike.
+ */
+export async function pacedInTurns(
+  streams: PacedStream[],
+  rate: number,
+  seconds: number,
+  slices: number,
+): Promise<PacedResult[]> {
+  const all: PacedSamples[] = streams.map(() => ({ latencies: [], own: [], errors: 0 }));
+  for (let slice = 0; slice < slices; slice++) {
+    for (let s = 0; s < streams.length; s++) {
+      const [got] = await pacedSamples([streams[s]], rate, seconds / slices);
+      all[s].latencies.push(...got.latencies);
+      all[s].own.push(...got.own);
+      all[s].errors += got.errors;
+    }
+  }
+  return all.map(summarize);
+}
+
+interface PacedSamples {
+  latencies: number[];
+  /** Genway's own time per call, from its `X-Genway-Overhead-Ms` header. */
+  own: number[];
+  errors: number;
+}
+
+async function pacedSamples(streams: PacedStream[], rate: number, seconds: number): Promise<PacedSamples[]> {
   const agents = streams.map(() => new http.Agent({ keepAlive: true, maxSockets: 512 }));
-  const own: number[][] = streams.map(() => []);
+  const samples: PacedSamples[] = streams.map(() => ({ latencies: [], own: [], errors: 0 }));
   const one = (s: number) =>
     new Promise<number>((resolve, reject) => {
       const stream = streams[s];
@@ -353,7 +387,7 @@ export async function pacedTogether(
         { method: stream.method ?? 'GET', headers: stream.headers, agent: agents[s] },
         (res) => {
           const overhead = res.headers['x-genway-overhead-ms'];
-          if (typeof overhead === 'string') own[s].push(Number(overhead));
+          if (typeof overhead === 'string') samples[s].own.push(Number(overhead));
           res.resume();
           res.on('end', () =>
             res.statusCode! < 300
@@ -365,8 +399,6 @@ export async function pacedTogether(
       req.on('error', reject);
       req.end(stream.body);
     });
-  const latencies: number[][] = streams.map(() => []);
-  const errors = streams.map(() => 0);
   const inflight: Promise<void>[] = [];
   const n = streams.length;
   const start = performance.now();
@@ -376,21 +408,23 @@ export async function pacedTogether(
     const s = i % n;
     inflight.push(
       one(s).then(
-        (ms) => void latencies[s].push(ms),
-        () => void errors[s]++,
+        (ms) => void samples[s].latencies.push(ms),
+        () => void samples[s].errors++,
       ),
     );
   }
   await Promise.all(inflight);
   for (const agent of agents) agent.destroy();
+  return samples;
+}
+
+function summarize({ latencies, own, errors }: PacedSamples): PacedResult {
   const percentiles = (values: number[]) => {
     values.sort((a, b) => a - b);
     return (p: number) => values[Math.min(values.length - 1, Math.floor(p * values.length))] ?? NaN;
   };
-  return latencies.map((l, s) => {
-    const at = percentiles(l);
-    return { p50: at(0.5), p99: at(0.99), ownP99: percentiles(own[s])(0.99), errors: errors[s] };
-  });
+  const at = percentiles(latencies);
+  return { p50: at(0.5), p99: at(0.99), ownP99: percentiles(own)(0.99), errors };
 }
 
 /**
