@@ -285,25 +285,50 @@ function unroutedModels(vendor: VendorDefinition, path: string, body?: Json): st
 }
 
 /**
- * The model field of a multipart form, read as the vendor's parser reads it (./form.ts). A form naming it twice is
- * refused: Go's FormValue runs the first and Python's frameworks the last, so an allow-list or a price could be
- * checked against one model while the vendor runs the other.
+ * The fields of a multipart form Genway reads (its model, and the route's `usageForm` fields), each as the vendor's
+ * parser reads it (./form.ts). A form naming one twice is refused: Go's FormValue runs the first and Python's
+ * frameworks the last, so an allow-list, a price or a usage check could pass on one value while the vendor runs the
+ * other. A file part of such a name is null.
  */
-async function formModel(body: Buffer, contentType: string | undefined): Promise<string | undefined> {
-  const values = (await formValues(body, contentType, 'model')) ?? [];
-  if (values.length > 1) {
-    throw new ApiError(
-      'invalid_request',
-      `model: given ${values.length} times in the form; a vendor runs the first or the last, so it must be given once`,
-    );
+async function formFields(
+  body: Buffer,
+  contentType: string | undefined,
+  names: readonly string[],
+): Promise<Map<string, string | null | undefined>> {
+  const values = await formValues(body, contentType, names);
+  const mentions = nameMentions(body, names);
+  const fields = new Map<string, string | null | undefined>();
+  for (const name of names) {
+    const given = values?.get(name) ?? [];
+    if (given.length > 1) {
+      throw new ApiError(
+        'invalid_request',
+        `${name}: given ${given.length} times in the form; a vendor runs the first or the last, so it must be given once`,
+      );
+    }
+    if (mentions.get(name)! > given.length) {
+      throw new ApiError(
+        'invalid_request',
+        `${name}: the form names it in a way multipart parsers read differently (an encoded or repeated name parameter, or a part inside another); send it once, as name="${name}"`,
+      );
+    }
+    fields.set(name, given[0]);
   }
-  if (nameMentions(body, 'model') > values.length) {
-    throw new ApiError(
-      'invalid_request',
-      'model: the form names it in a way multipart parsers read differently (an encoded or repeated name parameter, or a part inside another); send it once, as name="model"',
-    );
+  return fields;
+}
+
+/** A priced call's form fields that would make the answer leave out its usage (the route's `usageForm`): the refusal. */
+function hiddenByForm(
+  usageForm: RouteSpec['usageForm'],
+  form: Map<string, string | null | undefined>,
+): string | undefined {
+  for (const [field, keeps] of Object.entries(usageForm ?? {})) {
+    const value = form.get(field);
+    if (value === undefined || (value !== null && keeps.includes(value))) continue;
+    const given = value === null ? 'a file part' : JSON.stringify(value);
+    return `${field}: ${given} answers without token usage, which a priced model needs (Genway bills from it): use ${keeps.map((k) => JSON.stringify(k)).join(' or ')}, or leave it out`;
   }
-  return values[0] ?? undefined;
+  return undefined;
 }
 
 /** The lookalike of a request body where the route reads its model: the top level, or each batch request's params. */
@@ -722,10 +747,12 @@ export function createGateway({
 
     // The model as the client named it: for the allow-list, the price table and the usage labels, so usage and
     // prices line up whatever version string the vendor answers with.
+    const form =
+      spec?.model === 'form' && body
+        ? await formFields(body, req.headers['content-type'], ['model', ...Object.keys(spec.usageForm ?? {})])
+        : undefined;
     const models =
-      spec?.model === 'form'
-        ? [body ? await formModel(body, req.headers['content-type']) : undefined]
-        : modelsOf(spec, vendor, params, json);
+      spec?.model === 'form' ? [form?.get('model') ?? undefined] : modelsOf(spec, vendor, params, json);
     // Text JSON.parse accepts but no store or vendor can hold: refused before anything moves.
     if (models.some((m) => m !== undefined && !m.isWellFormed())) {
       throw new ApiError(
@@ -737,15 +764,19 @@ export function createGateway({
     if (models.length && (auth.models || priced)) assertModels(auth, models, lookalikeOf(spec, json), priced);
     // A route whose answer carries no token usage (or none a client cannot switch off) would run a priced model free.
     if (priced && spec) {
+      const pricedModel = models.find((m) => priceFor(m))!;
       const unmetered =
         spec.unmetered ??
+        (spec.unmeteredModels?.pattern.test(pricedModel) ? spec.unmeteredModels.why : undefined) ??
         (spec.usage && vendor.usage[spec.usage]?.countOnly ? 'its answer reports no token usage' : undefined);
       if (unmetered) {
         throw new ApiError(
           'forbidden',
-          `${req.method} ${r.path}: ${unmetered}, so the priced model ${models.find((m) => priceFor(m))} would run unbilled: priced models run only on metered routes`,
+          `${req.method} ${r.path}: ${unmetered}, so the priced model ${pricedModel} would run unbilled: priced models run only on metered routes`,
         );
       }
+      const hidden = form && hiddenByForm(spec.usageForm, form);
+      if (hidden) throw new ApiError('invalid_request', hidden);
     }
     // A path no route names (a vendor mount passes any) is metered by no one: a priced model must not run there.
     if (!spec && prices.size > 0) {

@@ -106,6 +106,16 @@ export interface RouteOptions {
    * it, as it would run unbilled. Routes the vendor does not bill (token counts, moderation) leave it out.
    */
   unmetered?: string;
+  /**
+   * Models this metered route runs whose answer reports no token usage (why, here): a priced one is refused, as on
+   * an `unmetered` route. For a vendor's models billed by another measure (whisper reports audio seconds).
+   */
+  unmeteredModels?: { pattern: RegExp; why: string };
+  /**
+   * Form fields that decide whether the answer reports usage (a transcription's `response_format`): on a priced call
+   * each must be left out or hold one of these values, or the call is refused before it runs.
+   */
+  usageForm?: Readonly<Record<string, readonly string[]>>;
 }
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -42,6 +42,7 @@ describe('LLM gateway with the official SDKs', () => {
           'claude-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
           'gemini-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
           'gpt-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
+          'whisper-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
         },
       },
     },
@@ -825,6 +826,101 @@ describe('LLM gateway with the official SDKs', () => {
         restricted.audio.transcriptions.create({ file: new File([audio], 'a.wav'), model: 'whisper-other' }),
       ).rejects.toBeInstanceOf(OpenAI.PermissionDeniedError);
       expect(vendor.received.length).toBe(before);
+    });
+
+    test('transcriptions by token are metered, JSON and streamed, at the exact price; a priced call that would answer without token usage is refused', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: priced.key, maxRetries: 0 });
+      const audio = new File([Buffer.alloc(4096, 3)], 'a.wav', { type: 'audio/wav' });
+      const tokens = (input: number, output: number) => ({
+        type: 'tokens',
+        input_tokens: input,
+        input_token_details: { text_tokens: 0, audio_tokens: input },
+        output_tokens: output,
+        total_tokens: input + output,
+      });
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+
+      // JSON: 14 input at 3 USD/MTok + 45 output at 15 USD/MTok = 42 + 675 = 717 micro-USD.
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ text: 'hello', usage: tokens(14, 45) })),
+      );
+      const text = await client.audio.transcriptions.create({ file: audio, model: 'gpt-priced' });
+      expect(text.text).toBe('hello');
+      expect(await settled(charges, [717])).toEqual([717]);
+
+      // Streamed: the usage is on transcript.text.done. 20 input + 10 output = 60 + 150 = 210 micro-USD.
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(
+          sse([
+            [null, { type: 'transcript.text.delta', delta: 'hel' }],
+            [null, { type: 'transcript.text.delta', delta: 'lo' }],
+            [null, { type: 'transcript.text.done', text: 'hello', usage: tokens(20, 10) }],
+          ]),
+        ),
+      );
+      const stream = await client.audio.transcriptions.create({
+        file: audio,
+        model: 'gpt-priced',
+        response_format: 'json',
+        stream: true,
+      });
+      const types: string[] = [];
+      for await (const event of stream) types.push(event.type);
+      expect(types).toEqual(['transcript.text.delta', 'transcript.text.delta', 'transcript.text.done']);
+      expect(await settled(charges, [717, 210])).toEqual([717, 210]);
+
+      // Formats that carry no usage, whisper (which reports seconds), and a response_format given twice are refused
+      // before the vendor; nothing is charged.
+      const before = vendor.received.length;
+      const textFormat = await client.audio.transcriptions
+        .create({ file: audio, model: 'gpt-priced', response_format: 'text' })
+        .catch((e: unknown) => e);
+      expect(textFormat).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((textFormat as InstanceType<typeof OpenAI.BadRequestError>).error).toEqual({
+        message:
+          'response_format: "text" answers without token usage, which a priced model needs (Genway bills from it): use "json" or "diarized_json", or leave it out',
+        type: 'invalid_request_error',
+        param: null,
+        code: null,
+      });
+      const whisper = await client.audio.transcriptions
+        .create({ file: audio, model: 'whisper-priced' })
+        .catch((e: unknown) => e);
+      expect(whisper).toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect((whisper as InstanceType<typeof OpenAI.PermissionDeniedError>).message).toBe(
+        '403 POST /v1/audio/transcriptions: whisper models report audio seconds, not tokens, so the priced model whisper-priced would run unbilled: priced models run only on metered routes',
+      );
+      const twice = new FormData();
+      twice.append('model', 'gpt-priced');
+      twice.append('response_format', 'json');
+      twice.append('response_format', 'text');
+      twice.append('file', audio);
+      const repeated = await fetch(`${gw.base}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${priced.key}` },
+        body: twice,
+      });
+      expect(repeated.status).toBe(400);
+      expect(((await repeated.json()) as { error: { message: string } }).error.message).toBe(
+        'response_format: given 2 times in the form; a vendor runs the first or the last, so it must be given once',
+      );
+      expect(vendor.received.length).toBe(before);
+      expect(await charges()).toEqual([717, 210]);
+
+      // An unpriced model takes any format, as before.
+      vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello\n'));
+      const free = await client.audio.transcriptions.create({
+        file: audio,
+        model: 'whisper-test',
+        response_format: 'text',
+      });
+      expect(free).toBe('hello\n');
     });
 
     test('GET /v1/models goes to the responses vendor without the messages headers', async () => {

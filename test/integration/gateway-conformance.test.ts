@@ -1422,6 +1422,13 @@ const IMAGES_USAGE = {
   output_tokens_details: { reasoning_tokens: 3 },
   total_tokens: 150,
 };
+const TRANSCRIPTION_USAGE = {
+  type: 'tokens',
+  input_tokens: 41,
+  input_token_details: { text_tokens: 5, audio_tokens: 36 },
+  output_tokens: 7,
+  total_tokens: 48,
+};
 const GEMINI_USAGE = {
   promptTokenCount: 90,
   cachedContentTokenCount: 60,
@@ -1614,6 +1621,16 @@ const CANNED: Record<string, Canned> = {
         }),
       ]),
     usage: { input: 45, output: 97, cacheRead: 5, cacheWrite: 0, reasoning: 3 },
+  },
+  'openai.transcription': {
+    json: () => ({ text: JSON.stringify({ text: 'ok', usage: TRANSCRIPTION_USAGE }) }),
+    sse: () =>
+      whole([
+        data(null, { type: 'transcript.text.delta', delta: 'o' }),
+        data(null, { type: 'transcript.text.done', text: 'ok', usage: TRANSCRIPTION_USAGE }),
+      ]),
+    // input_tokens counts the audio and the prompt, billed alike.
+    usage: { input: 41, output: 7, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
   },
   'gemini.generateContent': {
     json: (_n, spec) => {

@@ -27,15 +27,31 @@ describe('formValues: a form field as vendors parse it', () => {
       undefined,
     ],
   ] as const)('%s', async (_label, body, expected) => {
-    expect(await formValues(body, CT, 'model')).toEqual(expected);
+    expect((await formValues(body, CT, ['model']))?.get('model')).toEqual(expected);
+  });
+
+  test('several fields in one reading, each with its own values; a name not asked for is left out', async () => {
+    const body = form(
+      field('form-data; name="model"', 'm1'),
+      field('form-data; name="response_format"', 'json'),
+      field('form-data; name="file"; filename="a.wav"', 'x'),
+      field('form-data; name="response_format"', 'text'),
+    );
+    expect(await formValues(body, CT, ['model', 'response_format', 'stream'])).toEqual(
+      new Map([
+        ['model', ['m1']],
+        ['response_format', ['json', 'text']],
+        ['stream', []],
+      ]),
+    );
   });
 
   test('a body that is not a form, or a form without a boundary, has no values', async () => {
-    expect(await formValues(Buffer.from('{"model":"m"}'), 'application/json', 'model')).toBeUndefined();
+    expect(await formValues(Buffer.from('{"model":"m"}'), 'application/json', ['model'])).toBeUndefined();
     expect(
-      await formValues(form(field('form-data; name="model"', 'm')), 'multipart/form-data', 'model'),
+      await formValues(form(field('form-data; name="model"', 'm')), 'multipart/form-data', ['model']),
     ).toBeUndefined();
-    expect(await formValues(Buffer.alloc(0), undefined, 'model')).toBeUndefined();
+    expect(await formValues(Buffer.alloc(0), undefined, ['model'])).toBeUndefined();
   });
 });
 
@@ -56,6 +72,21 @@ describe('nameMentions: every Content-Disposition line some parser reads as the 
     ],
     ['other names', form(field('form-data; name="models"', 'm'), field('form-data; name="file"', 'm')), 0],
   ] as const)('%s', (_label, body, expected) => {
-    expect(nameMentions(body, 'model')).toBe(expected);
+    expect(nameMentions(body, ['model']).get('model')).toBe(expected);
+  });
+
+  test('several names counted in one pass, each line once per name it spells', () => {
+    const body = form(
+      field('form-data; name="model"; name="model"', 'm'),
+      field('form-data; name="x"; name*=utf-8\'\'response%5fformat', 'text'),
+      field('form-data; name="response_format"', 'json'),
+    );
+    expect(nameMentions(body, ['model', 'response_format', 'stream'])).toEqual(
+      new Map([
+        ['model', 1],
+        ['response_format', 2],
+        ['stream', 0],
+      ]),
+    );
   });
 });

@@ -95,6 +95,25 @@ const images: UsageFormat = {
   body: { key: '"usage"', marker: 'input_tokens', read: readResponsesUsage },
 };
 
+/**
+ * Transcriptions by token (gpt-4o-transcribe and its kin): `usage` of type `tokens` on the JSON answer, or on the
+ * stream's `transcript.text.done`; `input_tokens` counts the audio and the prompt. whisper-1 reports seconds
+ * (`type: "duration"`), which no token price bills: the route refuses it priced (`unmeteredModels`).
+ */
+function readTranscriptionUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  if (u.type !== 'tokens') return;
+  acc.set({ input: count(u.input_tokens), output: count(u.output_tokens) });
+}
+
+const transcription: UsageFormat = {
+  triggers: ['"transcript.text.done"'],
+  reads: [['type'], ['usage']],
+  event(e, acc) {
+    if (e.type === 'transcript.text.done') readTranscriptionUsage(obj(e.usage), acc);
+  },
+  body: { key: '"usage"', marker: 'input_tokens', read: readTranscriptionUsage },
+};
+
 /** A batch's output file (JSON lines): each line's `response.body` is a chat, embeddings or responses answer. */
 const batchOutput: UsageFormat = {
   lines: true,
@@ -139,7 +158,7 @@ export const openai: VendorDefinition = {
     const [type, code] = ERRORS[status] ?? ['server_error', null];
     return { error: { message, type, param: null, code } };
   },
-  usage: { responses, chat, images, batchOutput },
+  usage: { responses, chat, images, transcription, batchOutput },
   // A response continued, a conversation (its id, or `{"id"}`), files in content parts, tools' containers, image
   // edits, batch inputs and fine-tuning (through the mount).
   refs: {
@@ -229,8 +248,11 @@ export const openai: VendorDefinition = {
     }),
     post('/v1/audio/transcriptions', {
       model: 'form',
+      usage: 'transcription',
       stream: 'body',
-      unmetered: 'transcriptions report usage only in some response formats',
+      // The text, srt and vtt formats carry no usage; verbose_json is whisper-1's, which reports seconds.
+      usageForm: { response_format: ['json', 'diarized_json'] },
+      unmeteredModels: { pattern: /^whisper-/, why: 'whisper models report audio seconds, not tokens' },
     }),
     post('/v1/audio/translations', { model: 'form', unmetered: 'translations report no token usage' }),
   ],
