@@ -70,6 +70,20 @@ const DROP_FROM_REQUEST = new HeaderNameSet([
   ...CLIENT_SESSION_HEADERS,
 ]);
 
+/**
+ * The vendor's quota of Genway's vendor key (OpenAI's `x-ratelimit-*`, Anthropic's `anthropic-ratelimit-*` and
+ * `anthropic-priority-*`): the organisation's limits and what every account together has left of them, which one
+ * account must not watch (it would see the others' traffic), and which describe whichever of Genway's keys served,
+ * not the client's own limits. Dropped from answers; `retry-after` (on a 429) still passes.
+ */
+export function isVendorQuota(name: string): boolean {
+  return (
+    (name.charCodeAt(0) === 120 && name.startsWith('x-ratelimit-')) ||
+    (name.charCodeAt(0) === 97 &&
+      (name.startsWith('anthropic-ratelimit-') || name.startsWith('anthropic-priority-')))
+  );
+}
+
 /** What asks for part of an answer: dropped when it must be read whole (`ForwardOptions.whole`). */
 const PARTIAL = new HeaderNameSet(['range', 'if-range']);
 
@@ -655,7 +669,7 @@ class Forwarding implements LegacyHandler {
         if (length !== undefined) continue;
         hasLength = true;
       }
-      if (!DROP_FROM_RESPONSE.has(name)) out.push(name, value);
+      if (!DROP_FROM_RESPONSE.has(name) && !isVendorQuota(name)) out.push(name, value);
     }
     if (typeof length === 'number') {
       out.push('content-length', String(length));

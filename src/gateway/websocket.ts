@@ -14,6 +14,7 @@ import {
   LINGER_MS,
   REQUEST_ID_HEADER,
   VENDOR_SESSION_HEADERS,
+  isVendorQuota,
   VIA_NAME,
 } from './proxy';
 import type { VendorKey } from './key-pool';
@@ -306,7 +307,8 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
       const vendorListed = connectionTokens(res.headers.connection);
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
         const lower = res.rawHeaders[i].toLowerCase();
-        if (DROP_FROM_REFUSAL.has(lower) || vendorListed?.has(lower) || lower === 'content-length') continue;
+        if (DROP_FROM_REFUSAL.has(lower) || isVendorQuota(lower) || vendorListed?.has(lower)) continue;
+        if (lower === 'content-length') continue;
         lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
       }
       const chunks: Buffer[] = [];
@@ -329,7 +331,8 @@ async function start(o: WebSocketProxyOptions): Promise<void> {
       const vendorListed = connectionTokens(res.headers.connection);
       for (let i = 0; i < res.rawHeaders.length; i += 2) {
         const lower = res.rawHeaders[i].toLowerCase();
-        if (lower === 'sec-websocket-extensions' || DROP_FROM_101.has(lower)) continue;
+        if (lower === 'sec-websocket-extensions' || DROP_FROM_101.has(lower) || isVendorQuota(lower))
+          continue;
         if (lower !== 'upgrade' && vendorListed?.has(lower)) continue;
         lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}\r\n`);
       }

@@ -80,12 +80,21 @@ const DROPPED = Object.fromEntries(
 );
 /** Client headers no vendor ever receives: the client's cookies are for Genway's origin. */
 const CLIENT_SESSION = { cookie: 'genway_console=conformance; theme=dark' };
-/** Vendor answer headers no client ever receives: Genway's own vendor account, the vendor's cookies. */
+/**
+ * Vendor answer headers no client ever receives: Genway's own vendor account, the vendor's cookies, and the quota of
+ * Genway's vendor key (what all accounts together have left).
+ */
 const VENDOR_SESSION = {
   'openai-organization': 'org-genway',
   'openai-project': 'proj_genway',
   'anthropic-organization-id': '5f1c0de0-0000-4000-8000-000000000000',
   'set-cookie': ['__cf_bm=vendor-session; path=/; HttpOnly', 'b=2; Path=/'],
+  'x-ratelimit-limit-requests': '10000',
+  'x-ratelimit-remaining-tokens': '149984',
+  'x-ratelimit-reset-requests': '6ms',
+  'anthropic-ratelimit-requests-remaining': '49',
+  'anthropic-ratelimit-input-tokens-reset': '2030-01-01T00:00:12Z',
+  'anthropic-priority-output-tokens-limit': '8000',
 };
 const TRACE = 'a=1; b="two"';
 const { anthropic, gemini, openai } = VENDOR_BY_NAME;
