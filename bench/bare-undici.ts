@@ -32,8 +32,12 @@ const server = http.createServer({ noDelay: true }, (req, res) => {
       headers.push(raw[i], value);
     }
     const handler: Dispatcher.DispatchHandler = {
-      // undici's legacy handler shape wants every method, this one included.
-      onConnect: () => undefined,
+      // A client that leaves stops the vendor's answer, as Genway and the bare pipe do.
+      onConnect: (abort) => {
+        res.on('close', () => {
+          if (!res.writableFinished) abort(new Error('the client left'));
+        });
+      },
       onHeaders(status, rawHeaders, resume, statusText) {
         res.on('drain', resume);
         const out: string[] = [];
