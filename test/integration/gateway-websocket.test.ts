@@ -16,6 +16,8 @@ interface Upgrade {
   messages: unknown[];
   /** Genway closed its half of the connection. */
   ended?: boolean;
+  /** The usage of a `long-end` response left the vendor (its last bytes went out to Genway). */
+  usageSent?: boolean;
 }
 
 /** Models the mock vendor names in its events as the dated snapshot the asked name points at. */
@@ -44,10 +46,11 @@ class MockWebSocketVendor {
 
   private accept(req: http.IncomingMessage, socket: Duplex): void {
     const upgrade: Upgrade = { url: req.url!, headers: req.headers, messages: [] };
-    // What the vendor says of Genway's own account and session with it, on a refusal and on a 101 alike.
+    // What the vendor says of Genway's own account, session and quota with it, on a refusal and on a 101 alike.
     const session =
       'openai-organization: org-genway\r\nopenai-project: proj_genway\r\n' +
-      'set-cookie: __cf_bm=vendor-session; path=/; domain=.vendor.example; HttpOnly\r\n';
+      'set-cookie: __cf_bm=vendor-session; path=/; domain=.vendor.example; HttpOnly\r\n' +
+      'x-ratelimit-remaining-requests: 9999\r\nx-ratelimit-limit-tokens: 150000\r\n';
     this.upgrades.push(upgrade);
     if (this.refuseNext) {
       const { status, body } = this.refuseNext;
@@ -140,6 +143,28 @@ class MockWebSocketVendor {
             if (!socket.writableEnded)
               socket.write(serverFrame(1, Buffer.from(JSON.stringify(events.at(-1)))));
           }, 300);
+          continue;
+        }
+        if (message.input === 'long-end') {
+          // The answer out, then 32 MB more (long deltas) before its usage: more than the sockets between hold (about
+          // 12 MB on loopback, where the receive buffer Genway reads the vendor through grows while it reads).
+          const done = { type: 'response.output_item.done', sequence_number: 1, item: { type: 'message' } };
+          const padding = Array.from({ length: 32 }, (_, i) => ({
+            type: 'response.output_text.delta',
+            sequence_number: 2 + i,
+            delta: 'x'.repeat(1 << 20),
+          }));
+          socket.on('error', () => undefined); // a reset, where Genway lets it go with bytes unread
+          for (const e of [created, done, ...padding])
+            socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
+          const completed = {
+            type: 'response.completed',
+            sequence_number: 2 + padding.length,
+            response: { ...response, usage: { input_tokens: 3000, output_tokens: 700, total_tokens: 3700 } },
+          };
+          socket.write(serverFrame(1, Buffer.from(JSON.stringify(completed))), (err) => {
+            if (!err) upgrade.usageSent = true;
+          });
           continue;
         }
         for (const e of events) socket.write(serverFrame(1, Buffer.from(JSON.stringify(e))));
@@ -313,9 +338,15 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect(res.headers['x-request-id']).toBe('ws-vendor-req');
   });
 
-  test("Genway's vendor session stays with Genway: the client's cookies never reach the vendor, the vendor's account headers and cookies never reach the client (101 and refusal)", async () => {
+  test("Genway's vendor session stays with Genway: the client's cookies never reach the vendor, the vendor's account headers, cookies and quota never reach the client (101 and refusal)", async () => {
     const { key } = await fundedKey(gw.h.services);
-    const session = ['openai-organization', 'openai-project', 'set-cookie'];
+    const session = [
+      'openai-organization',
+      'openai-project',
+      'set-cookie',
+      'x-ratelimit-remaining-requests',
+      'x-ratelimit-limit-tokens',
+    ];
     const upgraded = await rawUpgrade(`${gw.base}/v1/responses`, {
       authorization: `Bearer ${key}`,
       cookie: 'genway_console=client-session',
@@ -575,6 +606,63 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     expect((await client.until(4))[3].type).toBe('response.completed');
     expect(vendor.upgrades[vendor.upgrades.length - 1].url).toBe('/v1/responses');
     client.ws.close();
+  });
+
+  test("a client that stopped reading once a response's answer was out, then left, still pays for it: its backpressure no longer holds the vendor back from the usage", async () => {
+    const { key, accountId } = await fundedKey(gw.h.services, 1);
+    const { socket, head } = await new Promise<{ socket: Duplex; head: Buffer }>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/responses`, {
+        headers: {
+          connection: 'Upgrade',
+          upgrade: 'websocket',
+          'sec-websocket-version': '13',
+          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          authorization: `Bearer ${key}`,
+        },
+      });
+      req.on('upgrade', (_res, s: Duplex, h: Buffer) => resolve({ socket: s, head: h }));
+      req.on('response', (res) => reject(new Error(`not upgraded: ${res.statusCode}`)));
+      req.on('error', reject);
+      req.end();
+    });
+    socket.on('error', () => undefined);
+    const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
+    // A client's frame is masked.
+    const turn = Buffer.from(
+      JSON.stringify({ type: 'response.create', model: 'gpt-ws-priced', input: 'long-end' }),
+    );
+    const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+    socket.write(
+      Buffer.concat([Buffer.from([0x81, 0x80 | turn.length]), mask, turn.map((b, i) => b ^ mask[i & 3])]),
+    );
+    // Read up to the answer's end, then nothing more: Genway's writes to the client back up, and hold the vendor back.
+    const frames = new FrameReader();
+    await new Promise<void>((resolve) => {
+      const read = (chunk: Buffer) => {
+        const types = frames
+          .feed(chunk)
+          .map((f) => (JSON.parse(f.payload.toString()) as { type: string }).type);
+        if (!types.includes('response.output_item.done')) return;
+        socket.pause();
+        socket.off('data', read);
+        resolve();
+      };
+      socket.on('data', read);
+      if (head.length) read(head);
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const heldBack = upgrade.usageSent === undefined; // the vendor's usage has not gone out: Genway stopped reading it
+    socket.destroy();
+    expect(heldBack).toBe(true);
+    // 3000 input + 700 output tokens at 1 USD/MTok each: 3700 micro-USD, read once the vendor is let go on.
+    const charges = async () =>
+      (await gw.h.services.accounts.ledger(accountId))
+        .filter((e) => e.kind === 'charge')
+        .map((e) => e.amountMicros);
+    expect(await settled(charges, [3700])).toEqual([3700]);
+    expect(upgrade.usageSent).toBe(true);
+    // Billed, Genway lets the vendor go.
+    expect(await settled(() => upgrade.ended, true)).toBe(true);
   });
 
   test('a client gone without a close frame: Genway closes its half to the client and to the vendor', async () => {
