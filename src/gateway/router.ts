@@ -284,49 +284,50 @@ function unroutedModels(vendor: VendorDefinition, path: string, body?: Json): st
   return [...name(body?.model), ...name(action ? decoded(action[1]) : undefined)];
 }
 
+/** A form field Genway reads: its one value (null for a file part), or why the vendor may read another. */
+interface FormField {
+  value: string | null | undefined;
+  ambiguous?: string;
+}
+
 /**
  * The fields of a multipart form Genway reads (its model, and the route's `usageForm` fields), each as the vendor's
- * parser reads it (./form.ts). A form naming one twice is refused: Go's FormValue runs the first and Python's
+ * parser reads it (./form.ts). A field named twice is ambiguous: Go's FormValue runs the first and Python's
  * frameworks the last, so an allow-list, a price or a usage check could pass on one value while the vendor runs the
- * other. A file part of such a name is null.
+ * other. The caller refuses it where it matters (the model always, usage fields on a priced call).
  */
 async function formFields(
   body: Buffer,
   contentType: string | undefined,
   names: readonly string[],
-): Promise<Map<string, string | null | undefined>> {
+): Promise<Map<string, FormField>> {
   const values = await formValues(body, contentType, names);
   const mentions = nameMentions(body, names);
-  const fields = new Map<string, string | null | undefined>();
+  const fields = new Map<string, FormField>();
   for (const name of names) {
     const given = values?.get(name) ?? [];
-    if (given.length > 1) {
-      throw new ApiError(
-        'invalid_request',
-        `${name}: given ${given.length} times in the form; a vendor runs the first or the last, so it must be given once`,
-      );
-    }
-    if (mentions.get(name)! > given.length) {
-      throw new ApiError(
-        'invalid_request',
-        `${name}: the form names it in a way multipart parsers read differently (an encoded or repeated name parameter, or a part inside another); send it once, as name="${name}"`,
-      );
-    }
-    fields.set(name, given[0]);
+    const ambiguous =
+      given.length > 1
+        ? `${name}: given ${given.length} times in the form; a vendor runs the first or the last, so it must be given once`
+        : mentions.get(name)! > given.length
+          ? `${name}: the form names it in a way multipart parsers read differently (an encoded or repeated name parameter, or a part inside another); send it once, as name="${name}"`
+          : undefined;
+    fields.set(name, { value: given[0], ambiguous });
   }
   return fields;
 }
 
-/** A priced call's form fields that would make the answer leave out its usage (the route's `usageForm`): the refusal. */
-function hiddenByForm(
-  usageForm: RouteSpec['usageForm'],
-  form: Map<string, string | null | undefined>,
-): string | undefined {
-  for (const [field, keeps] of Object.entries(usageForm ?? {})) {
-    const value = form.get(field);
+/**
+ * A priced call's form fields that would make the answer leave out its usage (the route's `usageForm`), or that the
+ * vendor may read otherwise than Genway: the refusal.
+ */
+function hiddenByForm(usageForm: RouteSpec['usageForm'], form: Map<string, FormField>): string | undefined {
+  for (const [name, keeps] of Object.entries(usageForm ?? {})) {
+    const { value, ambiguous } = form.get(name)!;
+    if (ambiguous) return ambiguous;
     if (value === undefined || (value !== null && keeps.includes(value))) continue;
     const given = value === null ? 'a file part' : JSON.stringify(value);
-    return `${field}: ${given} answers without token usage, which a priced model needs (Genway bills from it): use ${keeps.map((k) => JSON.stringify(k)).join(' or ')}, or leave it out`;
+    return `${name}: ${given} answers without token usage, which a priced model needs (Genway bills from it): use ${keeps.map((k) => JSON.stringify(k)).join(' or ')}, or leave it out`;
   }
   return undefined;
 }
@@ -751,8 +752,10 @@ export function createGateway({
       spec?.model === 'form' && body
         ? await formFields(body, req.headers['content-type'], ['model', ...Object.keys(spec.usageForm ?? {})])
         : undefined;
+    const formModel = form?.get('model');
+    if (formModel?.ambiguous) throw new ApiError('invalid_request', formModel.ambiguous);
     const models =
-      spec?.model === 'form' ? [form?.get('model') ?? undefined] : modelsOf(spec, vendor, params, json);
+      spec?.model === 'form' ? [formModel?.value ?? undefined] : modelsOf(spec, vendor, params, json);
     // Text JSON.parse accepts but no store or vendor can hold: refused before anything moves.
     if (models.some((m) => m !== undefined && !m.isWellFormed())) {
       throw new ApiError(

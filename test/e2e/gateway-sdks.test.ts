@@ -913,7 +913,7 @@ describe('LLM gateway with the official SDKs', () => {
       expect(vendor.received.length).toBe(before);
       expect(await charges()).toEqual([717, 210]);
 
-      // An unpriced model takes any format, as before.
+      // An unpriced model takes any format, as before, and nothing about its format is refused.
       vendor.next((_r, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello\n'));
       const free = await client.audio.transcriptions.create({
         file: audio,
@@ -921,6 +921,17 @@ describe('LLM gateway with the official SDKs', () => {
         response_format: 'text',
       });
       expect(free).toBe('hello\n');
+      twice.set('model', 'whisper-test');
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"hello"}'),
+      );
+      const unpriced = await fetch(`${gw.base}/v1/audio/transcriptions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${priced.key}` },
+        body: twice,
+      });
+      expect(unpriced.status).toBe(200);
+      expect(vendor.received.length).toBe(before + 2);
     });
 
     test('GET /v1/models goes to the responses vendor without the messages headers', async () => {
