@@ -56,12 +56,16 @@ const vendorSchema = z
   );
 
 const usdPerMTok = z.number().nonnegative();
-/** USD per million tokens; cache reads and writes default to the input price, reasoning to the output price. */
+/**
+ * USD per million tokens. Unset, cache reads cost the input price; cache writes 1.25 times it and hour-long writes
+ * twice it (Anthropic's rates, the one vendor that reports writes); reasoning the output price.
+ */
 const priceSchema = z.strictObject({
   inputPerMTokUsd: usdPerMTok,
   outputPerMTokUsd: usdPerMTok,
   cacheReadPerMTokUsd: usdPerMTok.optional(),
   cacheWritePerMTokUsd: usdPerMTok.optional(),
+  cacheWrite1hPerMTokUsd: usdPerMTok.optional(),
   reasoningPerMTokUsd: usdPerMTok.optional(),
 });
 export type Price = z.infer<typeof priceSchema>;

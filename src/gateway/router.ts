@@ -375,12 +375,18 @@ function assertModels(
   }
 }
 
+/** Anthropic's cache write prices against its input price: five minutes, and an hour (the defaults of unset ones). */
+const CACHE_WRITE_FACTOR = 1.25;
+const CACHE_WRITE_1H_FACTOR = 2;
+
 /** USD per million tokens is micro-USD per token. */
 function cost(price: Price, u: TokenUsage): number {
+  const hour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
   return (
     u.input * price.inputPerMTokUsd +
     u.cacheRead * (price.cacheReadPerMTokUsd ?? price.inputPerMTokUsd) +
-    u.cacheWrite * (price.cacheWritePerMTokUsd ?? price.inputPerMTokUsd) +
+    (u.cacheWrite - hour) * (price.cacheWritePerMTokUsd ?? price.inputPerMTokUsd * CACHE_WRITE_FACTOR) +
+    hour * (price.cacheWrite1hPerMTokUsd ?? price.inputPerMTokUsd * CACHE_WRITE_1H_FACTOR) +
     u.output * price.outputPerMTokUsd +
     u.reasoning * (price.reasoningPerMTokUsd ?? price.outputPerMTokUsd)
   );

@@ -13,6 +13,11 @@ export interface TokenUsage {
   cacheWrite: number;
   /** Reasoning (thinking) tokens, where the vendor reports them apart. */
   reasoning: number;
+  /**
+   * Of `cacheWrite`, the tokens written to be kept an hour (Anthropic's `ttl: "1h"`), which cost more than the
+   * default five minutes: priced apart, counted in `cacheWrite` in usage records.
+   */
+  cacheWrite1h?: number;
 }
 
 /** Cumulative gateway usage of one key for one model. */

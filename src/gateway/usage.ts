@@ -241,7 +241,9 @@ class Results {
       return;
     }
     reading.requests++;
-    for (const k in acc.usage) reading.usage[k as keyof TokenUsage] += acc.usage[k as keyof TokenUsage];
+    const sum = reading.usage;
+    for (const k in acc.usage)
+      sum[k as keyof TokenUsage] = (sum[k as keyof TokenUsage] ?? 0) + acc.usage[k as keyof TokenUsage]!;
   }
 
   readings(): UsageReading[] {

@@ -150,6 +150,7 @@ export class UsageAccumulator {
     if (fields.cacheRead !== undefined) u.cacheRead = fields.cacheRead;
     if (fields.cacheWrite !== undefined) u.cacheWrite = fields.cacheWrite;
     if (fields.reasoning !== undefined) u.reasoning = fields.reasoning;
+    if (fields.cacheWrite1h !== undefined) u.cacheWrite1h = fields.cacheWrite1h;
   }
 }
 

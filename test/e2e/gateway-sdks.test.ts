@@ -43,6 +43,12 @@ describe('LLM gateway with the official SDKs', () => {
           'gemini-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
           'gpt-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
           'whisper-priced': { inputPerMTokUsd: 3, outputPerMTokUsd: 15 },
+          'claude-cache-priced': {
+            inputPerMTokUsd: 3,
+            outputPerMTokUsd: 15,
+            cacheWritePerMTokUsd: 4,
+            cacheWrite1hPerMTokUsd: 7,
+          },
         },
       },
     },
@@ -208,6 +214,46 @@ describe('LLM gateway with the official SDKs', () => {
         error: { type: 'billing_error' },
       });
       expect(vendor.received.length).toBe(before);
+    });
+
+    test("cache writes kept an hour are priced apart from five-minute ones: by default at the vendor's rates (2x and 1.25x input), or as configured", async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new Anthropic({ baseURL: gw.base, apiKey: priced.key, maxRetries: 0 });
+      const usage = {
+        input_tokens: 10,
+        cache_creation_input_tokens: 3000,
+        cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+        cache_read_input_tokens: 0,
+        output_tokens: 5,
+      };
+      const answer = (model: string) => (_r: unknown, res: http.ServerResponse) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ ...MESSAGE_JSON, model, usage }));
+      const ask = (model: string) =>
+        client.messages.create({
+          model,
+          max_tokens: 8,
+          system: [{ type: 'text', text: 'long context', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+          messages: [{ role: 'user', content: 'x' }],
+        });
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      // 10 input at 3 + 1000 five-minute writes at 3.75 + 2000 hour-long writes at 6 + 5 output at 15 (USD/MTok):
+      // 30 + 3750 + 12000 + 75 = 15855 micro-USD.
+      vendor.next(answer('claude-priced'));
+      expect((await ask('claude-priced')).usage.cache_creation?.ephemeral_1h_input_tokens).toBe(2000);
+      expect(await settled(charges, [15855])).toEqual([15855]);
+      // Configured: writes at 4, hour-long writes at 7: 30 + 4000 + 14000 + 75 = 18105.
+      vendor.next(answer('claude-cache-priced'));
+      await ask('claude-cache-priced');
+      expect(await settled(charges, [15855, 18105])).toEqual([15855, 18105]);
+      // The usage record counts every write once, whatever its price.
+      const counted = { requests: 1, input: 10, output: 5, cacheRead: 0, cacheWrite: 3000, reasoning: 0 };
+      const expected = { 'claude-priced': counted, 'claude-cache-priced': counted };
+      expect(await settled(() => gw.h.services.store.usage.get(priced.keyId), expected)).toEqual(expected);
     });
 
     test('an upstream error passes through unchanged, status and body', async () => {

@@ -318,6 +318,64 @@ describe('usage read from responses as they pass', () => {
     ]);
   });
 
+  test('Anthropic cache writes split by how long they are kept: the hour-long ones apart, in a body, a stream and summed batch results', async () => {
+    const usage = {
+      input_tokens: 10,
+      cache_creation_input_tokens: 3000,
+      cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 },
+      cache_read_input_tokens: 0,
+      output_tokens: 5,
+    };
+    const split = { ...tokens(10, 5, 0, 3000), cacheWrite1h: 2000 };
+    expect((await read(messages, 'application/json', Buffer.from(JSON.stringify({ usage }))))?.usage).toEqual(
+      split,
+    );
+    // message_start carries the split, message_delta the running output (and, on newer back ends, the totals again).
+    const stream = sse([
+      [
+        'message_start',
+        { type: 'message_start', message: { model: 'claude-x', usage: { ...usage, output_tokens: 1 } } },
+      ],
+      [
+        'message_delta',
+        { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } },
+      ],
+    ]);
+    expect((await read(messages, 'text/event-stream', Buffer.from(stream), 9))?.usage).toEqual(split);
+    // Only the split, without the total: the total is the sum; a total below the hour-long part is raised to it.
+    const bare = {
+      input_tokens: 1,
+      output_tokens: 1,
+      cache_creation: { ephemeral_5m_input_tokens: 4, ephemeral_1h_input_tokens: 6 },
+    };
+    expect(
+      (await read(messages, 'application/json', Buffer.from(JSON.stringify({ usage: bare }))))?.usage,
+    ).toEqual({
+      ...tokens(1, 1, 0, 10),
+      cacheWrite1h: 6,
+    });
+    const short = { ...bare, cache_creation_input_tokens: 2 };
+    expect(
+      (await read(messages, 'application/json', Buffer.from(JSON.stringify({ usage: short }))))?.usage,
+    ).toEqual({
+      ...tokens(1, 1, 0, 6),
+      cacheWrite1h: 6,
+    });
+    // Batch results: a result without the split beside one with it sums to numbers, not NaN.
+    const line = (u: object) =>
+      JSON.stringify({
+        custom_id: 'c',
+        result: { type: 'succeeded', message: { model: 'claude-a', usage: u } },
+      });
+    const body = [
+      line({ input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 7 }),
+      line(usage),
+    ].join('\n');
+    expect(await readAll(batchResults, 'application/binary', Buffer.from(body))).toEqual([
+      { model: 'claude-a', usage: { ...tokens(11, 6, 0, 3007), cacheWrite1h: 2000 }, requests: 2 },
+    ]);
+  });
+
   test('OpenAI batch output (JSON lines): chat and responses bodies, per model', async () => {
     const body = [
       {

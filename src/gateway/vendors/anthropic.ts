@@ -27,12 +27,26 @@ const ERROR_TYPES: Record<number, string> = {
   508: 'api_error',
 };
 
-/** `input_tokens` excludes cache reads and writes, which Anthropic reports (and prices) apart. */
+/**
+ * `input_tokens` excludes cache reads and writes, which Anthropic reports (and prices) apart; `cache_creation` splits
+ * the writes by how long they are kept, five minutes or an hour, each at its own price.
+ */
 function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
+  const byTtl =
+    typeof u.cache_creation === 'object' && u.cache_creation !== null ? obj(u.cache_creation) : undefined;
+  const hour = byTtl ? count(byTtl.ephemeral_1h_input_tokens) : undefined;
+  const written =
+    'cache_creation_input_tokens' in u
+      ? count(u.cache_creation_input_tokens)
+      : byTtl
+        ? count(byTtl.ephemeral_5m_input_tokens) + hour!
+        : undefined;
   acc.set({
     input: 'input_tokens' in u ? count(u.input_tokens) : undefined,
     cacheRead: 'cache_read_input_tokens' in u ? count(u.cache_read_input_tokens) : undefined,
-    cacheWrite: 'cache_creation_input_tokens' in u ? count(u.cache_creation_input_tokens) : undefined,
+    // The hour-long writes are part of the total; a total reported below them is raised to them.
+    cacheWrite: written === undefined ? undefined : Math.max(written, hour ?? 0),
+    cacheWrite1h: hour,
     output: 'output_tokens' in u ? count(u.output_tokens) : undefined,
   });
 }
