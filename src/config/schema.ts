@@ -67,6 +67,8 @@ const priceSchema = z.strictObject({
   cacheWritePerMTokUsd: usdPerMTok.optional(),
   cacheWrite1hPerMTokUsd: usdPerMTok.optional(),
   reasoningPerMTokUsd: usdPerMTok.optional(),
+  /** USD per call of a server-side tool the vendor bills per call (`web_search`), replacing the vendor's rate. */
+  toolCallUsd: z.record(z.string().min(1), z.number().nonnegative()).optional(),
 });
 export type Price = z.infer<typeof priceSchema>;
 

@@ -317,6 +317,16 @@ async function formFields(
   return fields;
 }
 
+/** Whether a JSON body's `tools` offers one whose `type` starts with one of `types` (a tool billed per call). */
+function offersTool(json: Json | undefined, types: readonly string[]): boolean {
+  const tools = json?.tools;
+  if (!Array.isArray(tools)) return false;
+  return tools.some((tool) => {
+    const type = (tool as { type?: unknown } | null)?.type;
+    return typeof type === 'string' && types.some((t) => type.startsWith(t));
+  });
+}
+
 /**
  * A priced call's form fields that would make the answer leave out its usage (the route's `usageForm`), or that the
  * vendor may read otherwise than Genway: the refusal.
@@ -380,7 +390,7 @@ const CACHE_WRITE_FACTOR = 1.25;
 const CACHE_WRITE_1H_FACTOR = 2;
 
 /** USD per million tokens is micro-USD per token. */
-function cost(price: Price, u: TokenUsage): number {
+function tokenCost(price: Price, u: TokenUsage): number {
   const hour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
   return (
     u.input * price.inputPerMTokUsd +
@@ -390,6 +400,14 @@ function cost(price: Price, u: TokenUsage): number {
     u.output * price.outputPerMTokUsd +
     u.reasoning * (price.reasoningPerMTokUsd ?? price.outputPerMTokUsd)
   );
+}
+
+/** Micro-USD for the server-side tool calls the vendor bills per call: the model's price, else the vendor's rate. */
+function toolCost(price: Price, vendor: VendorDefinition, u: TokenUsage): number {
+  let usd = 0;
+  for (const tool in u.tools)
+    usd += u.tools[tool] * (price.toolCallUsd?.[tool] ?? vendor.toolCallUsd?.[tool] ?? 0);
+  return usd * 1e6;
 }
 
 /** How much of a creation response is kept to read object ids from: metadata, never content. */
@@ -490,7 +508,7 @@ export function createGateway({
     const requestModel = call ? owner.model : undefined;
     // Results that name no model are priced by the model of the call that made their batch.
     if (owner?.model) readings = readings.map((r) => (r.model ? r : { ...r, model: owner.model }));
-    const micros = priceOf(requestModel, readings, call ? 1 : gateway.batchPriceFactor);
+    const micros = priceOf(upstream.def, requestModel, readings, call ? 1 : gateway.batchPriceFactor);
     if (micros > 0) {
       await charges.once({
         accountId: auth.accountId,
@@ -548,11 +566,19 @@ export function createGateway({
     return owners;
   }
 
-  function priceOf(requestModel: string | undefined, readings: UsageReading[], factor = 1): number {
+  /** A call's (or a batch's) price: its tokens at `factor` of their prices (batches), its tool calls in full. */
+  function priceOf(
+    vendor: VendorDefinition,
+    requestModel: string | undefined,
+    readings: UsageReading[],
+    factor = 1,
+  ): number {
     let micros = 0;
     for (const r of readings) {
       const price = priceFor(modelLabel(requestModel ?? r.model));
-      if (price) micros += cost(price, r.usage) * factor;
+      if (!price) continue;
+      micros += tokenCost(price, r.usage) * factor;
+      if (r.usage.tools) micros += toolCost(price, vendor, r.usage);
     }
     return Math.round(micros);
   }
@@ -575,7 +601,7 @@ export function createGateway({
     readings: UsageReading[],
   ): void {
     meterAll(upstream, auth, requestModel, readings);
-    const micros = priceOf(requestModel, readings);
+    const micros = priceOf(upstream.def, requestModel, readings);
     // The tokens are spent: the price goes on the key and model's tab (the ledger then takes it, or what is left of
     // the balance; the next call is refused once the balance is owed).
     if (micros > 0)
@@ -822,7 +848,10 @@ export function createGateway({
 
     // An object Genway never saw made is read with the route's `unseen` format (a batch's results nobody revealed).
     const unseen = spec?.unseen && named.length && !owner ? spec.unseen : undefined;
-    const usageName = spec?.usage ?? owner?.usage ?? unseen;
+    // A call that offers a tool billed per call is read with its route's format that counts the calls.
+    const paidTools =
+      spec?.paidTools && offersTool(json, spec.paidTools.types) ? spec.paidTools.usage : undefined;
+    const usageName = paidTools ?? spec?.usage ?? owner?.usage ?? unseen;
     const format: UsageFormat | undefined = usageName ? vendor.usage[usageName] : undefined;
     const billOnce = (spec?.billOnce ?? owner?.usage ?? unseen) ? named[0] : undefined;
     // A call about an object Genway never saw made (or whose record expired) records nothing: its reader would take

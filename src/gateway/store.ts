@@ -18,6 +18,11 @@ export interface TokenUsage {
    * default five minutes: priced apart, counted in `cacheWrite` in usage records.
    */
   cacheWrite1h?: number;
+  /**
+   * Calls of the vendor's server-side tools it bills per call (web searches), by the vendor's name for them:
+   * priced per call (`toolCallUsd`), not recorded in usage records.
+   */
+  tools?: Record<string, number>;
 }
 
 /** Cumulative gateway usage of one key for one model. */

@@ -241,13 +241,25 @@ class Results {
       return;
     }
     reading.requests++;
-    const sum = reading.usage;
-    for (const k in acc.usage)
-      sum[k as keyof TokenUsage] = (sum[k as keyof TokenUsage] ?? 0) + acc.usage[k as keyof TokenUsage]!;
+    addUsage(reading.usage, acc.usage);
   }
 
   readings(): UsageReading[] {
     return [...this.byModel.values()];
+  }
+}
+
+/** Adds one result's counts into a running sum (batch results of one model). */
+function addUsage(sum: TokenUsage, more: TokenUsage): void {
+  sum.input += more.input;
+  sum.output += more.output;
+  sum.cacheRead += more.cacheRead;
+  sum.cacheWrite += more.cacheWrite;
+  sum.reasoning += more.reasoning;
+  if (more.cacheWrite1h) sum.cacheWrite1h = (sum.cacheWrite1h ?? 0) + more.cacheWrite1h;
+  if (more.tools) {
+    const tools = (sum.tools = { ...sum.tools });
+    for (const tool in more.tools) tools[tool] = (tools[tool] ?? 0) + more.tools[tool];
   }
 }
 
@@ -314,6 +326,8 @@ class ResultsSink implements Sink {
 
 /** Usage sits at the end of a JSON body: only this much of the tail is kept to read it from. */
 const TAIL_BYTES = 64 << 10;
+/** A JSON body a format reads `whole` is held up to this; a longer one is read for its usage alone. */
+const WHOLE_BYTES = 8 << 20;
 
 /**
  * Where the `{...}` object whose `{` is the byte at `open` ends (the index after its `}`), when it is a value of the
@@ -406,6 +420,7 @@ class JsonSink implements Sink {
   feed(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
+    if (this.format.whole && this.size <= WHOLE_BYTES) return; // held whole, read at the end
     while (this.chunks.length > 1 && this.size - this.chunks[0].length >= TAIL_BYTES) {
       const gone = this.chunks.shift()!;
       this.size -= gone.length;
@@ -429,6 +444,14 @@ class JsonSink implements Sink {
     if (!body) return [];
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
+    if (this.format.whole && !this.front) {
+      const whole = parsed(bytes.toString('utf8'));
+      if (whole) {
+        const acc = new UsageAccumulator();
+        this.format.whole(whole, acc);
+        if (acc.usage) return single(acc);
+      }
+    }
     let usage = lastUsage(bytes, body.key, body.marker);
     if (!usage && this.front) {
       // None in the tail: the last one ahead of it, read through to the end (it may run on into the tail).

@@ -112,6 +112,11 @@ export interface RouteOptions {
    */
   unmeteredModels?: { pattern: RegExp; why: string };
   /**
+   * Server-side tools the vendor bills per call: when the JSON body's `tools` holds one whose `type` starts with one
+   * of `types`, the answer is read with the `usage` format named here, which counts the calls, instead of the route's.
+   */
+  paidTools?: { types: readonly string[]; usage: string };
+  /**
    * Form fields that decide whether the answer reports usage (a transcription's `response_format`): on a priced call
    * each must be left out or hold one of these values, or the call is refused before it runs.
    */
@@ -151,6 +156,7 @@ export class UsageAccumulator {
     if (fields.cacheWrite !== undefined) u.cacheWrite = fields.cacheWrite;
     if (fields.reasoning !== undefined) u.reasoning = fields.reasoning;
     if (fields.cacheWrite1h !== undefined) u.cacheWrite1h = fields.cacheWrite1h;
+    if (fields.tools !== undefined) u.tools = fields.tools;
   }
 }
 
@@ -178,6 +184,11 @@ export interface UsageFormat {
   event(e: Obj, acc: UsageAccumulator): void;
   /** A whole JSON body: the last object under `key` holding `marker` is its usage, read by `read`. */
   body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void };
+  /**
+   * A JSON body (up to 8 MiB) is parsed whole and read by this, for what its usage object does not tell (the paid
+   * tool calls among a response's output items); a longer body, or one this finds no usage in, is read by `body`.
+   */
+  whole?(body: Obj, acc: UsageAccumulator): void;
   /** No usage in the response at all (Gemini embeddings): the call is still counted. */
   countOnly?: boolean;
   /**
@@ -293,6 +304,11 @@ export interface VendorDefinition {
   /** Genway's own errors in this vendor's error body, so its SDK raises its usual error class. */
   errorBody(status: number, message: string): unknown;
   usage: Record<string, UsageFormat>;
+  /**
+   * USD per call of the server-side tools the vendor bills per call (`TokenUsage.tools`, by the names its usage
+   * formats count them under), at its published rates: a model's `toolCallUsd` price replaces one.
+   */
+  toolCallUsd?: Readonly<Record<string, number>>;
   refs?: BodyRefs;
   /** The model name as allow-lists and prices know it (Gemini bodies say `models/gemini-...`). */
   modelName?(raw: string): string;

@@ -49,6 +49,11 @@ describe('LLM gateway with the official SDKs', () => {
             cacheWritePerMTokUsd: 4,
             cacheWrite1hPerMTokUsd: 7,
           },
+          'claude-search-priced': {
+            inputPerMTokUsd: 3,
+            outputPerMTokUsd: 15,
+            toolCallUsd: { web_search: 0.025 },
+          },
         },
       },
     },
@@ -254,6 +259,42 @@ describe('LLM gateway with the official SDKs', () => {
       const counted = { requests: 1, input: 10, output: 5, cacheRead: 0, cacheWrite: 3000, reasoning: 0 };
       const expected = { 'claude-priced': counted, 'claude-cache-priced': counted };
       expect(await settled(() => gw.h.services.store.usage.get(priced.keyId), expected)).toEqual(expected);
+    });
+
+    test('web searches the vendor ran are charged per search, at its rate (10 USD per 1,000) or the configured one', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new Anthropic({ baseURL: gw.base, apiKey: priced.key, maxRetries: 0 });
+      const answer = (model: string) => (_r: unknown, res: http.ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            ...MESSAGE_JSON,
+            model,
+            usage: {
+              input_tokens: 100,
+              output_tokens: 50,
+              server_tool_use: { web_search_requests: 2, web_fetch_requests: 1 },
+            },
+          }),
+        );
+      const ask = (model: string) =>
+        client.messages.create({
+          model,
+          max_tokens: 8,
+          tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }],
+          messages: [{ role: 'user', content: 'news?' }],
+        });
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      // 100 input at 3 + 50 output at 15 (USD/MTok) + 2 searches at 0.01 USD: 300 + 750 + 20000 = 21050 micro-USD.
+      vendor.next(answer('claude-priced'));
+      await ask('claude-priced');
+      expect(await settled(charges, [21050])).toEqual([21050]);
+      // A model priced at 0.025 USD per search: 300 + 750 + 50000 = 51050.
+      vendor.next(answer('claude-search-priced'));
+      await ask('claude-search-priced');
+      expect(await settled(charges, [21050, 51050])).toEqual([21050, 51050]);
     });
 
     test('an upstream error passes through unchanged, status and body', async () => {
@@ -771,6 +812,63 @@ describe('LLM gateway with the official SDKs', () => {
       expect(
         await settled(async () => (await gw.h.services.store.usage.get(keyId))['gpt-test']?.output, 9),
       ).toBe(9); // 11 output tokens, 2 of them reasoning (counted apart)
+    });
+
+    test('web and file searches the vendor ran are charged per call, JSON and streamed; a call without such tools is read as before', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: priced.key, maxRetries: 0 });
+      const response = {
+        id: 'resp_search',
+        object: 'response',
+        status: 'completed',
+        model: 'gpt-priced',
+        output: [
+          {
+            type: 'web_search_call',
+            id: 'ws_1',
+            status: 'completed',
+            action: { type: 'search', query: 'q' },
+          },
+          { type: 'file_search_call', id: 'fs_1', status: 'completed', queries: ['q'], results: null },
+          {
+            type: 'message',
+            id: 'msg_1',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: 'found', annotations: [] }],
+          },
+        ],
+        usage: { input_tokens: 100, output_tokens: 50, total_tokens: 150 },
+      };
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      const tools = [
+        { type: 'web_search' as const },
+        { type: 'file_search' as const, vector_store_ids: ['vs_1'] },
+      ];
+      // 100 input at 3 + 50 output at 15 (USD/MTok) + a web search at 0.01 + a file search at 0.0025 USD:
+      // 300 + 750 + 10000 + 2500 = 13550 micro-USD.
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response)),
+      );
+      const json = await client.responses.create({ model: 'gpt-priced', input: 'news?', tools });
+      expect(json.output_text).toBe('found');
+      expect(await settled(charges, [13550])).toEqual([13550]);
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(sse([['response.completed', { type: 'response.completed', sequence_number: 0, response }]])),
+      );
+      const stream = await client.responses.create({
+        model: 'gpt-priced',
+        input: 'news?',
+        tools,
+        stream: true,
+      });
+      for await (const _ of stream) void _;
+      expect(await settled(charges, [13550, 13550])).toEqual([13550, 13550]);
     });
 
     test('retrieve, cancel, delete and input items reach the vendor path unchanged', async () => {

@@ -7,7 +7,7 @@ import { openai } from '../../src/gateway/vendors/openai';
 import { GENERATE_STREAM, MESSAGES_STREAM, RESPONSES_STREAM, sse } from '../helpers/mock-vendor';
 
 const { messages, batchResults } = anthropic.usage;
-const { responses, chat, batchOutput } = openai.usage;
+const { responses, responsesWithTools, chat, batchOutput } = openai.usage;
 const { generateContent, callsOnly, batchLines, batchInline } = gemini.usage;
 
 /** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns everything it read. */
@@ -373,6 +373,57 @@ describe('usage read from responses as they pass', () => {
     ].join('\n');
     expect(await readAll(batchResults, 'application/binary', Buffer.from(body))).toEqual([
       { model: 'claude-a', usage: { ...tokens(11, 6, 0, 3007), cacheWrite1h: 2000 }, requests: 2 },
+    ]);
+  });
+
+  test('server-side tools billed per call: Anthropic web searches from usage, OpenAI web and file search calls from output items', async () => {
+    const claude = {
+      input_tokens: 10,
+      output_tokens: 5,
+      server_tool_use: { web_search_requests: 3, web_fetch_requests: 2 },
+    };
+    expect(
+      (await read(messages, 'application/json', Buffer.from(JSON.stringify({ usage: claude }))))?.usage,
+    ).toEqual({
+      ...tokens(10, 5),
+      tools: { web_search: 3 },
+    });
+    const response = {
+      object: 'response',
+      model: 'gpt-x',
+      output: [
+        { type: 'web_search_call', id: 'ws_1', action: { type: 'search', query: 'q' } },
+        { type: 'web_search_call', id: 'ws_2', action: { type: 'search', query: 'r' } },
+        { type: 'file_search_call', id: 'fs_1' },
+        { type: 'message', content: [{ type: 'output_text', text: 'a "web_search_call" in text' }] },
+      ],
+      usage: { input_tokens: 20, output_tokens: 7 },
+    };
+    const calls = { ...tokens(20, 7), tools: { web_search_call: 2, file_search_call: 1 } };
+    // A stream's last event carries the output items; a JSON body is read whole by the format for calls with tools.
+    const stream = sse([['response.completed', { type: 'response.completed', response }]]);
+    expect((await read(responses, 'text/event-stream', Buffer.from(stream), 5))?.usage).toEqual(calls);
+    const body = Buffer.from(JSON.stringify(response));
+    expect((await read(responsesWithTools, 'application/json', body, 7))?.usage).toEqual(calls);
+    // The hot path's format reads only the usage of a JSON body.
+    expect((await read(responses, 'application/json', body))?.usage).toEqual(tokens(20, 7));
+    // A body too long to hold whole is read for its usage alone.
+    const long = {
+      ...response,
+      output: [...response.output, { type: 'message', content: 'x'.repeat(9 << 20) }],
+    };
+    expect(
+      (await read(responsesWithTools, 'application/json', Buffer.from(JSON.stringify(long)), 1 << 20))?.usage,
+    ).toEqual(tokens(20, 7));
+    // Batch results sum the calls of each model.
+    const line = (u: object) =>
+      JSON.stringify({
+        custom_id: 'c',
+        result: { type: 'succeeded', message: { model: 'claude-a', usage: u } },
+      });
+    const lines = [line(claude), line({ input_tokens: 1, output_tokens: 1 }), line(claude)].join('\n');
+    expect(await readAll(batchResults, 'application/binary', Buffer.from(lines))).toEqual([
+      { model: 'claude-a', usage: { ...tokens(21, 11), tools: { web_search: 6 } }, requests: 3 },
     ]);
   });
 

@@ -48,6 +48,11 @@ function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
     cacheWrite: written === undefined ? undefined : Math.max(written, hour ?? 0),
     cacheWrite1h: hour,
     output: 'output_tokens' in u ? count(u.output_tokens) : undefined,
+    // Web searches are billed per search; web fetches cost only their tokens.
+    tools:
+      typeof u.server_tool_use === 'object' && u.server_tool_use !== null
+        ? { web_search: count(obj(u.server_tool_use).web_search_requests) }
+        : undefined,
   });
 }
 
@@ -108,6 +113,8 @@ export const anthropic: VendorDefinition = {
     error: { type: ERROR_TYPES[status] ?? 'api_error', message },
   }),
   usage: { messages, batchResults },
+  // https://platform.claude.com/docs/en/about-claude/pricing: web search, 10 USD per 1,000 searches.
+  toolCallUsd: { web_search: 0.01 },
   // Files in content blocks (`{"type":"document","source":{"type":"file","file_id":...}}`), skills in a container.
   refs: { fields: new Set(['file_id', 'skill_id']) },
   routes: [

@@ -52,7 +52,24 @@ function readChatUsage(u: Record<string, unknown>, acc: UsageAccumulator): void 
   });
 }
 
-/** Responses: the final `response.completed` (or `.incomplete` / `.failed`) event carries the response's usage. */
+/** Output items of the server-side tools OpenAI bills per call (`toolCallUsd`), by their item type. */
+const PAID_ITEMS = new Set(['web_search_call', 'file_search_call']);
+
+/** The paid tool calls among a response's output items. */
+function readToolCalls(output: unknown, acc: UsageAccumulator): void {
+  if (!Array.isArray(output)) return;
+  let tools: Record<string, number> | undefined;
+  for (const item of output) {
+    const type = obj(item).type;
+    if (typeof type === 'string' && PAID_ITEMS.has(type)) (tools ??= {})[type] = (tools[type] ?? 0) + 1;
+  }
+  if (tools) acc.set({ tools });
+}
+
+/**
+ * Responses: the final `response.completed` (or `.incomplete` / `.failed`) event carries the response's usage, and
+ * its output items the paid tool calls it made.
+ */
 const responses: UsageFormat = {
   triggers: ['"response.completed"', '"response.incomplete"', '"response.failed"'],
   reads: [
@@ -66,8 +83,20 @@ const responses: UsageFormat = {
     acc.model = str(response.model) ?? acc.model;
     const usage = obj(response.usage);
     if (Object.keys(usage).length) readResponsesUsage(usage, acc);
+    readToolCalls(response.output, acc);
   },
   body: { key: '"usage"', marker: 'output_tokens', read: readResponsesUsage },
+};
+
+/**
+ * Responses of a call that offered a tool billed per call: a JSON body is read whole too, for its output items (a
+ * stream's are on its last event, as always).
+ */
+const responsesWithTools: UsageFormat = {
+  ...responses,
+  whole(body, acc) {
+    responses.event({ response: body }, acc);
+  },
 };
 
 /** Chat completions and completions: the last chunk carries `usage` when `stream_options.include_usage` is set. */
@@ -158,7 +187,10 @@ export const openai: VendorDefinition = {
     const [type, code] = ERRORS[status] ?? ['server_error', null];
     return { error: { message, type, param: null, code } };
   },
-  usage: { responses, chat, images, transcription, batchOutput },
+  usage: { responses, responsesWithTools, chat, images, transcription, batchOutput },
+  // https://platform.openai.com/docs/pricing, built-in tools: web search 10 USD and file search 2.50 USD per 1,000
+  // calls.
+  toolCallUsd: { web_search_call: 0.01, file_search_call: 0.0025 },
   // A response continued, a conversation (its id, or `{"id"}`), files in content parts, tools' containers, image
   // edits, batch inputs and fine-tuning (through the mount).
   refs: {
@@ -197,7 +229,9 @@ export const openai: VendorDefinition = {
       refs: true,
       creates: { head: RESPONSE_ID },
       stored: 'by-default',
-      background: 'responses',
+      // Read when done, whole: it may have called a paid tool.
+      background: 'responsesWithTools',
+      paidTools: { types: ['web_search', 'file_search'], usage: 'responsesWithTools' },
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
     post('/v1/responses/input_tokens', { model: 'body', refs: true }),
