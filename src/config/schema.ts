@@ -60,17 +60,27 @@ const usdPerMTok = z.number().nonnegative();
  * USD per million tokens. Unset, cache reads cost the input price; cache writes 1.25 times it and hour-long writes
  * twice it (Anthropic's rates, the one vendor that reports writes); reasoning the output price.
  */
-const priceSchema = z.strictObject({
+const tokenPrices = {
   inputPerMTokUsd: usdPerMTok,
   outputPerMTokUsd: usdPerMTok,
   cacheReadPerMTokUsd: usdPerMTok.optional(),
   cacheWritePerMTokUsd: usdPerMTok.optional(),
   cacheWrite1hPerMTokUsd: usdPerMTok.optional(),
   reasoningPerMTokUsd: usdPerMTok.optional(),
+};
+const priceSchema = z.strictObject({
+  ...tokenPrices,
   /** USD per call of a server-side tool the vendor bills per call (`web_search`), replacing the vendor's rate. */
   toolCallUsd: z.record(z.string().min(1), z.number().nonnegative()).optional(),
+  /**
+   * Prices of a call whose prompt (input, cache reads and cache writes) is longer than `aboveInputTokens`: all of its
+   * tokens at these (Anthropic's 1M-token context and Gemini's Pro models double the input price past 200K).
+   */
+  longContext: z.strictObject({ aboveInputTokens: z.number().int().positive(), ...tokenPrices }).optional(),
 });
 export type Price = z.infer<typeof priceSchema>;
+/** The token prices of one call: a model's own, or its long-context ones. */
+export type TokenPrices = Omit<Price, 'toolCallUsd' | 'longContext'>;
 
 export const configSchema = z.strictObject({
   server: z.strictObject({

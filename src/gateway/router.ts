@@ -7,7 +7,7 @@ import type { AccountsService, AuthContext } from '../accounts/service';
 import type { BalanceGuard, BudgetGuard } from '../accounts/budgets';
 import { assertModelAllowed } from '../accounts/service';
 import { systemClock, type Clock } from '../clock';
-import type { Config, Price } from '../config';
+import type { Config, Price, TokenPrices } from '../config';
 import { ApiError } from '../errors';
 import { admit, keyInAuthorization, vendorAuthMessages, type AuthMessages } from '../http/auth';
 import { logServerError, unexpectedError } from '../http/errors';
@@ -389,8 +389,11 @@ function assertModels(
 const CACHE_WRITE_FACTOR = 1.25;
 const CACHE_WRITE_1H_FACTOR = 2;
 
-/** USD per million tokens is micro-USD per token. */
-function tokenCost(price: Price, u: TokenUsage): number {
+/** USD per million tokens is micro-USD per token; a long prompt puts every token of the call at long-context prices. */
+function tokenCost(model: Price, u: TokenUsage): number {
+  const long = model.longContext;
+  const price: TokenPrices =
+    long && u.input + u.cacheRead + u.cacheWrite > long.aboveInputTokens ? long : model;
   const hour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
   return (
     u.input * price.inputPerMTokUsd +

@@ -54,6 +54,11 @@ describe('LLM gateway with the official SDKs', () => {
             outputPerMTokUsd: 15,
             toolCallUsd: { web_search: 0.025 },
           },
+          'claude-long-priced': {
+            inputPerMTokUsd: 3,
+            outputPerMTokUsd: 15,
+            longContext: { aboveInputTokens: 200_000, inputPerMTokUsd: 6, outputPerMTokUsd: 22.5 },
+          },
         },
       },
     },
@@ -295,6 +300,38 @@ describe('LLM gateway with the official SDKs', () => {
       vendor.next(answer('claude-search-priced'));
       await ask('claude-search-priced');
       expect(await settled(charges, [21050, 51050])).toEqual([21050, 51050]);
+    });
+
+    test('a prompt past the long-context threshold (input, cache reads and writes together) puts the whole call at long-context prices', async () => {
+      const priced = await fundedKey(gw.h.services, 5);
+      const client = new Anthropic({ baseURL: gw.base, apiKey: priced.key, maxRetries: 0 });
+      const answer = (cacheRead: number) => (_r: unknown, res: http.ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            ...MESSAGE_JSON,
+            model: 'claude-long-priced',
+            usage: { input_tokens: 150_000, cache_read_input_tokens: cacheRead, output_tokens: 100 },
+          }),
+        );
+      const ask = () =>
+        client.messages.create({
+          model: 'claude-long-priced',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'a long document' }],
+        });
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      // 190,000 prompt tokens, at the threshold's side: 150,000 input and 40,000 cache reads at 3 + 100 output at 15
+      // (USD/MTok): 450000 + 120000 + 1500 = 571500 micro-USD.
+      vendor.next(answer(40_000));
+      await ask();
+      expect(await settled(charges, [571500])).toEqual([571500]);
+      // 210,000: every token at long-context prices, 6 and 22.5: 900000 + 360000 + 2250 = 1262250.
+      vendor.next(answer(60_000));
+      await ask();
+      expect(await settled(charges, [571500, 1262250])).toEqual([571500, 1262250]);
     });
 
     test('an upstream error passes through unchanged, status and body', async () => {
