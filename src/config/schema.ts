@@ -72,6 +72,8 @@ const priceSchema = z.strictObject({
   ...tokenPrices,
   /** USD per call of a server-side tool the vendor bills per call (`web_search`), replacing the vendor's rate. */
   toolCallUsd: z.record(z.string().min(1), z.number().nonnegative()).optional(),
+  /** Factors of the token prices for a service tier the vendor ran the call at (`priority`), replacing the vendor's. */
+  serviceTierFactor: z.record(z.string().min(1), z.number().nonnegative()).optional(),
   /**
    * Prices of a call whose prompt (input, cache reads and cache writes) is longer than `aboveInputTokens`: all of its
    * tokens at these (Anthropic's 1M-token context and Gemini's Pro models double the input price past 200K).
@@ -80,7 +82,7 @@ const priceSchema = z.strictObject({
 });
 export type Price = z.infer<typeof priceSchema>;
 /** The token prices of one call: a model's own, or its long-context ones. */
-export type TokenPrices = Omit<Price, 'toolCallUsd' | 'longContext'>;
+export type TokenPrices = Omit<Price, 'toolCallUsd' | 'serviceTierFactor' | 'longContext'>;
 
 export const configSchema = z.strictObject({
   server: z.strictObject({

@@ -327,6 +327,12 @@ function offersTool(json: Json | undefined, types: readonly string[]): boolean {
   });
 }
 
+/** Whether a JSON body asks for a service tier other than the vendor's plain ones. */
+function asksTier(json: Json | undefined, vendor: VendorDefinition): boolean {
+  const tier = json?.service_tier;
+  return typeof tier === 'string' && !!vendor.serviceTiers && !vendor.serviceTiers.standard.includes(tier);
+}
+
 /**
  * A priced call's form fields that would make the answer leave out its usage (the route's `usageForm`), or that the
  * vendor may read otherwise than Genway: the refusal.
@@ -403,6 +409,24 @@ function tokenCost(model: Price, u: TokenUsage): number {
     u.output * price.outputPerMTokUsd +
     u.reasoning * (price.reasoningPerMTokUsd ?? price.outputPerMTokUsd)
   );
+}
+
+/** The factor of a call's token prices for the service tier it ran at: the model's, else the vendor's, else 1. */
+function tierFactor(price: Price, vendor: VendorDefinition, tier: string | undefined): number {
+  if (tier === undefined) return 1;
+  return price.serviceTierFactor?.[tier] ?? vendor.serviceTiers?.factor[tier] ?? 1;
+}
+
+/**
+ * A priced call asking for a service tier that has no factor (the model's or the vendor's) and is not the plain
+ * one: the refusal, as it would run at that tier's rates and be charged the plain prices.
+ */
+function unpricedTier(price: Price, vendor: VendorDefinition, json: Json | undefined): string | undefined {
+  const tiers = vendor.serviceTiers;
+  const tier = json?.service_tier;
+  if (!tiers || typeof tier !== 'string' || tiers.standard.includes(tier)) return undefined;
+  if (price.serviceTierFactor?.[tier] !== undefined || tiers.factor[tier] !== undefined) return undefined;
+  return `service_tier: ${JSON.stringify(tier)} has no price for this model (its serviceTierFactor.${tier}), so it would run at that tier's rates and be charged the plain ones: ask for ${tiers.standard.map((t) => JSON.stringify(t)).join(' or ')}, or leave it out`;
 }
 
 /** Micro-USD for the server-side tool calls the vendor bills per call: the model's price, else the vendor's rate. */
@@ -580,7 +604,7 @@ export function createGateway({
     for (const r of readings) {
       const price = priceFor(modelLabel(requestModel ?? r.model));
       if (!price) continue;
-      micros += tokenCost(price, r.usage) * factor;
+      micros += tokenCost(price, r.usage) * factor * tierFactor(price, vendor, r.usage.tier);
       if (r.usage.tools) micros += toolCost(price, vendor, r.usage);
     }
     return Math.round(micros);
@@ -815,6 +839,8 @@ export function createGateway({
       }
       const hidden = form && hiddenByForm(spec.usageForm, form);
       if (hidden) throw new ApiError('invalid_request', hidden);
+      const tier = unpricedTier(priceFor(pricedModel)!, vendor, json);
+      if (tier) throw new ApiError('forbidden', tier);
     }
     // A path no route names (a vendor mount passes any) is metered by no one: a priced model must not run there.
     if (!spec && prices.size > 0) {
@@ -851,10 +877,12 @@ export function createGateway({
 
     // An object Genway never saw made is read with the route's `unseen` format (a batch's results nobody revealed).
     const unseen = spec?.unseen && named.length && !owner ? spec.unseen : undefined;
-    // A call that offers a tool billed per call is read with its route's format that counts the calls.
-    const paidTools =
-      spec?.paidTools && offersTool(json, spec.paidTools.types) ? spec.paidTools.usage : undefined;
-    const usageName = paidTools ?? spec?.usage ?? owner?.usage ?? unseen;
+    // A call priced by more than its usage object (tool calls, a service tier) is read with its detailed format.
+    const detailed =
+      spec?.detailedUsage && (offersTool(json, spec.detailedUsage.tools) || asksTier(json, vendor))
+        ? spec.detailedUsage.usage
+        : undefined;
+    const usageName = detailed ?? spec?.usage ?? owner?.usage ?? unseen;
     const format: UsageFormat | undefined = usageName ? vendor.usage[usageName] : undefined;
     const billOnce = (spec?.billOnce ?? owner?.usage ?? unseen) ? named[0] : undefined;
     // A call about an object Genway never saw made (or whose record expired) records nothing: its reader would take
@@ -1047,6 +1075,14 @@ export function createGateway({
         check: async (auth, asked, message) => {
           const priced = needsBalance(asked.models);
           assertModels(auth, asked.models, asked.lookalike, priced);
+          if (priced) {
+            // The event's fields, or (its other shape) its `response`'s: a tier asked in either is checked.
+            const price = priceFor(asked.models.find((m) => typeof m === 'string' && priceFor(m)) as string)!;
+            for (const fields of [message, message.response]) {
+              const tier = unpricedTier(price, upstream.def, fields as Json | undefined);
+              if (tier) throw new ApiError('forbidden', tier);
+            }
+          }
           await budgetGuard?.check(auth);
           if (priced) await balanceGuard.check(auth.accountId);
           // A turn continues a response or reads a file as an HTTP call does: only its own account's.

@@ -23,6 +23,11 @@ export interface TokenUsage {
    * priced per call (`toolCallUsd`), not recorded in usage records.
    */
   tools?: Record<string, number>;
+  /**
+   * The service tier the vendor says it ran the call at (OpenAI's `service_tier`: `flex`, `priority`): the tokens
+   * cost the model's prices times the tier's factor (`serviceTierFactor`). Not recorded in usage records.
+   */
+  tier?: string;
 }
 
 /** Cumulative gateway usage of one key for one model. */

@@ -402,6 +402,16 @@ function lastUsage(bytes: Buffer, key: string, marker: string): Obj | undefined 
   return undefined;
 }
 
+/** The last string value under `key` (quoted) in a JSON body's bytes, when short: a name, not content. */
+function lastString(bytes: Buffer, key: string): string | undefined {
+  const at = bytes.lastIndexOf(bytesOf(key));
+  if (at === -1) return undefined;
+  const match = /^\s*:\s*"([A-Za-z0-9_.-]{1,64})"/.exec(
+    bytes.toString('latin1', at + key.length, at + key.length + 80),
+  );
+  return match?.[1];
+}
+
 /** A JSON body (or Gemini's streamed JSON array): its tail is kept and read once the response is over. */
 class JsonSink implements Sink {
   private chunks: Buffer[] = [];
@@ -462,6 +472,8 @@ class JsonSink implements Sink {
     if (!usage) return [];
     const acc = new UsageAccumulator();
     body.read(usage, acc);
+    const tier = body.tier && lastString(bytes, body.tier);
+    if (tier) acc.set({ tier });
     return single(acc);
   }
 }

@@ -112,10 +112,12 @@ export interface RouteOptions {
    */
   unmeteredModels?: { pattern: RegExp; why: string };
   /**
-   * Server-side tools the vendor bills per call: when the JSON body's `tools` holds one whose `type` starts with one
-   * of `types`, the answer is read with the `usage` format named here, which counts the calls, instead of the route's.
+   * A call whose answer's usage object does not tell its whole price: one that offers a server-side tool the vendor
+   * bills per call (a `tools` entry whose `type` starts with one of `tools`), or asks for a service tier other than
+   * the plain one. Its answer is read with the `usage` format named here, which reads a JSON body whole (its output
+   * items, its top-level service tier) instead of its tail.
    */
-  paidTools?: { types: readonly string[]; usage: string };
+  detailedUsage?: { tools: readonly string[]; usage: string };
   /**
    * Form fields that decide whether the answer reports usage (a transcription's `response_format`): on a priced call
    * each must be left out or hold one of these values, or the call is refused before it runs.
@@ -157,6 +159,7 @@ export class UsageAccumulator {
     if (fields.reasoning !== undefined) u.reasoning = fields.reasoning;
     if (fields.cacheWrite1h !== undefined) u.cacheWrite1h = fields.cacheWrite1h;
     if (fields.tools !== undefined) u.tools = fields.tools;
+    if (fields.tier !== undefined) u.tier = fields.tier;
   }
 }
 
@@ -182,8 +185,11 @@ export interface UsageFormat {
   triggers: readonly string[];
   /** One parsed stream event, streamed-array element or result line. */
   event(e: Obj, acc: UsageAccumulator): void;
-  /** A whole JSON body: the last object under `key` holding `marker` is its usage, read by `read`. */
-  body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void };
+  /**
+   * A whole JSON body: the last object under `key` holding `marker` is its usage, read by `read`; and the last
+   * string under `tier` (a quoted key), when named, the service tier it ran at.
+   */
+  body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void; tier?: string };
   /**
    * A JSON body (up to 8 MiB) is parsed whole and read by this, for what its usage object does not tell (the paid
    * tool calls among a response's output items); a longer body, or one this finds no usage in, is read by `body`.
@@ -309,6 +315,13 @@ export interface VendorDefinition {
    * formats count them under), at its published rates: a model's `toolCallUsd` price replaces one.
    */
   toolCallUsd?: Readonly<Record<string, number>>;
+  /**
+   * Factors of the token prices for the service tiers a call may ask for in its JSON body's `service_tier` and the
+   * answer reports (`TokenUsage.tier`), where the vendor's rate is one factor for every model (OpenAI's flex is half
+   * price). A model's `serviceTierFactor` replaces one; a priced call asking for a tier neither names is refused.
+   * `standard` names the tiers that are the plain prices.
+   */
+  serviceTiers?: { factor: Readonly<Record<string, number>>; standard: readonly string[] };
   refs?: BodyRefs;
   /** The model name as allow-lists and prices know it (Gemini bodies say `models/gemini-...`). */
   modelName?(raw: string): string;

@@ -54,6 +54,11 @@ describe('LLM gateway with the official SDKs', () => {
             outputPerMTokUsd: 15,
             toolCallUsd: { web_search: 0.025 },
           },
+          'gpt-tier-priced': {
+            inputPerMTokUsd: 3,
+            outputPerMTokUsd: 15,
+            serviceTierFactor: { priority: 1.75 },
+          },
           'claude-long-priced': {
             inputPerMTokUsd: 3,
             outputPerMTokUsd: 15,
@@ -906,6 +911,101 @@ describe('LLM gateway with the official SDKs', () => {
       });
       for await (const _ of stream) void _;
       expect(await settled(charges, [13550, 13550])).toEqual([13550, 13550]);
+    });
+
+    test("service tiers: the tier the answer reports prices the tokens (flex at half, priority at the model's factor); a tier with no price is refused before it runs", async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new OpenAI({ baseURL: `${gw.base}/v1`, apiKey: priced.key, maxRetries: 0 });
+      const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
+      const completion = (model: string, tier: string | undefined) => ({
+        id: 'chatcmpl-tier',
+        object: 'chat.completion',
+        created: 1,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage,
+        ...(tier ? { service_tier: tier } : {}),
+      });
+      const json = (body: unknown) => (_r: unknown, res: http.ServerResponse) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      const chat = (model: string, tier: 'flex' | 'priority' | 'auto') =>
+        client.chat.completions.create({
+          model,
+          service_tier: tier,
+          messages: [{ role: 'user', content: 'x' }],
+        });
+      // 1000 input at 3 + 100 output at 15 (USD/MTok) = 4500 micro-USD at the plain prices.
+      vendor.next(json(completion('gpt-priced', 'flex')));
+      await chat('gpt-priced', 'flex');
+      expect(await settled(charges, [2250])).toEqual([2250]);
+      // Priority, streamed, on a model priced for it: 4500 x 1.75.
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(
+          sse([
+            [
+              null,
+              { ...completion('gpt-tier-priced', 'priority'), object: 'chat.completion.chunk', usage: null },
+            ],
+            [
+              null,
+              { ...completion('gpt-tier-priced', 'priority'), object: 'chat.completion.chunk', choices: [] },
+            ],
+          ]),
+        ),
+      );
+      const stream = await client.chat.completions.create({
+        model: 'gpt-tier-priced',
+        service_tier: 'priority',
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      });
+      for await (const _ of stream) void _;
+      expect(await settled(charges, [2250, 7875])).toEqual([2250, 7875]);
+      // Asked priority, run at default (the vendor's downgrade): the plain prices. Asked flex of a back end that does
+      // not report a tier: the plain prices too, never a tier the answer does not confirm.
+      vendor.next(json(completion('gpt-tier-priced', 'default')));
+      await chat('gpt-tier-priced', 'priority');
+      vendor.next(json(completion('gpt-priced', undefined)));
+      await chat('gpt-priced', 'flex');
+      expect(await settled(charges, [2250, 7875, 4500, 4500])).toEqual([2250, 7875, 4500, 4500]);
+      // Responses, JSON: the top-level tier, read whole; a client's own key named service_tier (metadata, a tool's
+      // schema) after it changes nothing.
+      vendor.next(
+        json({
+          id: 'resp_tier',
+          object: 'response',
+          status: 'completed',
+          model: 'gpt-priced',
+          output: [],
+          service_tier: 'flex',
+          tools: [
+            { type: 'function', name: 'f', parameters: { properties: { service_tier: { type: 'string' } } } },
+          ],
+          usage: { input_tokens: 1000, output_tokens: 100, total_tokens: 1100 },
+          metadata: { service_tier: 'default' },
+        }),
+      );
+      await client.responses.create({
+        model: 'gpt-priced',
+        input: 'x',
+        service_tier: 'flex',
+        metadata: { service_tier: 'default' },
+      });
+      expect(await settled(charges, [2250, 7875, 4500, 4500, 2250])).toEqual([2250, 7875, 4500, 4500, 2250]);
+      // Priority on a model with no price for it: refused before the vendor, nothing charged.
+      const before = vendor.received.length;
+      const refused = await chat('gpt-priced', 'priority').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(OpenAI.PermissionDeniedError);
+      expect((refused as InstanceType<typeof OpenAI.PermissionDeniedError>).error).toMatchObject({
+        message:
+          'service_tier: "priority" has no price for this model (its serviceTierFactor.priority), so it would run at that tier\'s rates and be charged the plain ones: ask for "auto" or "default", or leave it out',
+      });
+      expect(vendor.received.length).toBe(before);
+      expect(await charges()).toEqual([2250, 7875, 4500, 4500, 2250]);
     });
 
     test('retrieve, cancel, delete and input items reach the vendor path unchanged', async () => {

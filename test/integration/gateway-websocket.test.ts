@@ -509,6 +509,45 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     client.ws.close();
   });
 
+  test('a priced turn asking for a service tier with no price is refused on the connection, in either shape of the event', async () => {
+    const { key } = await fundedKey(gw.h.services);
+    const client = await connect(wsUrl(), key);
+    client.ws.send(
+      JSON.stringify({
+        type: 'response.create',
+        model: 'gpt-ws-priced',
+        service_tier: 'priority',
+        input: 'x',
+      }),
+    );
+    client.ws.send(
+      JSON.stringify({
+        type: 'response.create',
+        response: { model: 'gpt-ws-priced', service_tier: 'priority', input: 'x' },
+      }),
+    );
+    const refusals = await client.until(2);
+    for (const refusal of refusals) {
+      expect(refusal).toMatchObject({ type: 'error', status: 403 });
+      expect((refusal.error as { message: string }).message).toMatch(
+        /^service_tier: "priority" has no price for this model/,
+      );
+    }
+    // Flex has the vendor's price (half); an unpriced model takes any tier.
+    client.ws.send(
+      JSON.stringify({ type: 'response.create', model: 'gpt-ws-priced', service_tier: 'flex', input: 'y' }),
+    );
+    client.ws.send(
+      JSON.stringify({ type: 'response.create', model: 'gpt-ws', service_tier: 'priority', input: 'z' }),
+    );
+    await client.until(10);
+    expect(vendor.upgrades[vendor.upgrades.length - 1].messages).toEqual([
+      { type: 'response.create', model: 'gpt-ws-priced', service_tier: 'flex', input: 'y' },
+      { type: 'response.create', model: 'gpt-ws', service_tier: 'priority', input: 'z' },
+    ]);
+    client.ws.close();
+  });
+
   describe("a turn that reports no usage does not shift a later turn's price or name onto its model", () => {
     const turn = (model: string, more: Record<string, unknown> = {}) =>
       JSON.stringify({ type: 'response.create', model, input: 'x', ...more });

@@ -7,7 +7,7 @@ import { openai } from '../../src/gateway/vendors/openai';
 import { GENERATE_STREAM, MESSAGES_STREAM, RESPONSES_STREAM, sse } from '../helpers/mock-vendor';
 
 const { messages, batchResults } = anthropic.usage;
-const { responses, responsesWithTools, chat, batchOutput } = openai.usage;
+const { responses, responsesWhole, chat, batchOutput } = openai.usage;
 const { generateContent, callsOnly, batchLines, batchInline } = gemini.usage;
 
 /** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns everything it read. */
@@ -404,7 +404,7 @@ describe('usage read from responses as they pass', () => {
     const stream = sse([['response.completed', { type: 'response.completed', response }]]);
     expect((await read(responses, 'text/event-stream', Buffer.from(stream), 5))?.usage).toEqual(calls);
     const body = Buffer.from(JSON.stringify(response));
-    expect((await read(responsesWithTools, 'application/json', body, 7))?.usage).toEqual(calls);
+    expect((await read(responsesWhole, 'application/json', body, 7))?.usage).toEqual(calls);
     // The hot path's format reads only the usage of a JSON body.
     expect((await read(responses, 'application/json', body))?.usage).toEqual(tokens(20, 7));
     // A body too long to hold whole is read for its usage alone.
@@ -413,7 +413,7 @@ describe('usage read from responses as they pass', () => {
       output: [...response.output, { type: 'message', content: 'x'.repeat(9 << 20) }],
     };
     expect(
-      (await read(responsesWithTools, 'application/json', Buffer.from(JSON.stringify(long)), 1 << 20))?.usage,
+      (await read(responsesWhole, 'application/json', Buffer.from(JSON.stringify(long)), 1 << 20))?.usage,
     ).toEqual(tokens(20, 7));
     // Batch results sum the calls of each model.
     const line = (u: object) =>
@@ -425,6 +425,40 @@ describe('usage read from responses as they pass', () => {
     expect(await readAll(batchResults, 'application/binary', Buffer.from(lines))).toEqual([
       { model: 'claude-a', usage: { ...tokens(21, 11), tools: { web_search: 6 } }, requests: 3 },
     ]);
+  });
+
+  test("the service tier an answer reports: a chat body's top-level one, a stream's last chunk, a response read whole", async () => {
+    const body = JSON.stringify({
+      id: 'c',
+      choices: [{ message: { content: 'say "service_tier":"default"' } }],
+      usage: { prompt_tokens: 4, completion_tokens: 2 },
+      service_tier: 'flex',
+      system_fingerprint: 'fp',
+    });
+    expect((await read(chat, 'application/json', Buffer.from(body), 5))?.usage).toEqual({
+      ...tokens(4, 2),
+      tier: 'flex',
+    });
+    const chunks = sse([
+      [null, { choices: [{ delta: { content: 'a' } }], service_tier: 'priority' }],
+      [null, { choices: [], usage: { prompt_tokens: 4, completion_tokens: 2 }, service_tier: 'priority' }],
+    ]);
+    expect((await read(chat, 'text/event-stream', Buffer.from(chunks)))?.usage).toEqual({
+      ...tokens(4, 2),
+      tier: 'priority',
+    });
+    // A response's tail may end in a client's own keys (metadata): only a whole read knows the top-level tier.
+    const response = JSON.stringify({
+      object: 'response',
+      service_tier: 'flex',
+      usage: { input_tokens: 4, output_tokens: 2 },
+      metadata: { service_tier: 'default' },
+    });
+    expect((await read(responsesWhole, 'application/json', Buffer.from(response)))?.usage).toEqual({
+      ...tokens(4, 2),
+      tier: 'flex',
+    });
+    expect((await read(responses, 'application/json', Buffer.from(response)))?.usage).toEqual(tokens(4, 2));
   });
 
   test('OpenAI batch output (JSON lines): chat and responses bodies, per model', async () => {

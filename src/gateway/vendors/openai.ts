@@ -75,6 +75,7 @@ const responses: UsageFormat = {
   reads: [
     ['response', 'model'],
     ['response', 'usage'],
+    ['response', 'service_tier'],
   ],
   ending: ['"response.output_item.done"'],
   resuming: ['"response.output_item.added"'],
@@ -84,15 +85,19 @@ const responses: UsageFormat = {
     const usage = obj(response.usage);
     if (Object.keys(usage).length) readResponsesUsage(usage, acc);
     readToolCalls(response.output, acc);
+    const tier = str(response.service_tier);
+    if (tier) acc.set({ tier });
   },
+  // A body's tier is read whole (responsesWhole): its tail may end in the echoed tools, text format and metadata,
+  // where a client's own keys may be named service_tier.
   body: { key: '"usage"', marker: 'output_tokens', read: readResponsesUsage },
 };
 
 /**
- * Responses of a call that offered a tool billed per call: a JSON body is read whole too, for its output items (a
- * stream's are on its last event, as always).
+ * Responses of a call that offered a tool billed per call or asked for a service tier: a JSON body is read whole
+ * too, for its output items and its top-level tier (a stream's last event carries both, as always).
  */
-const responsesWithTools: UsageFormat = {
+const responsesWhole: UsageFormat = {
   ...responses,
   whole(body, acc) {
     responses.event({ response: body }, acc);
@@ -102,15 +107,17 @@ const responsesWithTools: UsageFormat = {
 /** Chat completions and completions: the last chunk carries `usage` when `stream_options.include_usage` is set. */
 const chat: UsageFormat = {
   triggers: ['"prompt_tokens"'],
-  reads: [['model'], ['usage']],
+  reads: [['model'], ['usage'], ['service_tier']],
   // A choice's finish reason (not null): the usage-only chunk follows.
   ending: ['"finish_reason":"'],
   event(e, acc) {
     acc.model = str(e.model) ?? acc.model;
     const usage = obj(e.usage);
     if (Object.keys(usage).length) readChatUsage(usage, acc);
+    const tier = str(e.service_tier);
+    if (tier) acc.set({ tier });
   },
-  body: { key: '"usage"', marker: 'prompt_tokens', read: readChatUsage },
+  body: { key: '"usage"', marker: 'prompt_tokens', read: readChatUsage, tier: '"service_tier"' },
 };
 
 /** Image generation and edits (gpt-image): responses-style usage, on the JSON body or the completed event. */
@@ -187,10 +194,13 @@ export const openai: VendorDefinition = {
     const [type, code] = ERRORS[status] ?? ['server_error', null];
     return { error: { message, type, param: null, code } };
   },
-  usage: { responses, responsesWithTools, chat, images, transcription, batchOutput },
+  usage: { responses, responsesWhole, chat, images, transcription, batchOutput },
   // https://platform.openai.com/docs/pricing, built-in tools: web search 10 USD and file search 2.50 USD per 1,000
   // calls.
   toolCallUsd: { web_search_call: 0.01, file_search_call: 0.0025 },
+  // Flex processing is half price on every model that offers it; priority's premium differs by model (a model's
+  // serviceTierFactor.priority). `auto` runs at the project's own tier.
+  serviceTiers: { factor: { flex: 0.5 }, standard: ['auto', 'default'] },
   // A response continued, a conversation (its id, or `{"id"}`), files in content parts, tools' containers, image
   // edits, batch inputs and fine-tuning (through the mount).
   refs: {
@@ -230,8 +240,8 @@ export const openai: VendorDefinition = {
       creates: { head: RESPONSE_ID },
       stored: 'by-default',
       // Read when done, whole: it may have called a paid tool.
-      background: 'responsesWithTools',
-      paidTools: { types: ['web_search', 'file_search'], usage: 'responsesWithTools' },
+      background: 'responsesWhole',
+      detailedUsage: { tools: ['web_search', 'file_search'], usage: 'responsesWhole' },
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
     post('/v1/responses/input_tokens', { model: 'body', refs: true }),
