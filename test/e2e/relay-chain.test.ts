@@ -15,14 +15,10 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 test('two Genway processes chained relay -> sandbox: result and billing intact', async () => {
-  const upstreamPort = 20000 + Math.floor(Math.random() * 20000);
-  const upstream = startGenway(['serve'], {
-    PORT: String(upstreamPort),
-    GENWAY_PUBLIC_URL: `http://127.0.0.1:${upstreamPort}`,
-    GENWAY_ADMIN_TOKEN: ADMIN,
-  });
-  await listeningPort(upstream);
-  const base = `http://127.0.0.1:${upstreamPort}`;
+  // Any free port, bound by the process itself (a port picked here could be taken by then): its result URLs name
+  // the address it bound (no public URL set).
+  const upstream = startGenway(['serve'], { PORT: '0', GENWAY_ADMIN_TOKEN: ADMIN });
+  const base = `http://127.0.0.1:${await listeningPort(upstream)}`;
   const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
   const { body: acct } = await json(`${base}/admin/v1/accounts`, {
     method: 'POST',

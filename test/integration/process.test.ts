@@ -8,6 +8,12 @@ import { MAIN, listeningPort, startGenway } from '../helpers/process';
 
 const ADMIN = 'process-test-admin-token-000';
 
+/**
+ * A port for a server that must be started on a known one: below the kernel's ephemeral range (32768 up), from which
+ * every port-0 listener and outgoing connection of the other tests takes theirs, so none can hold it first.
+ */
+const fixedPort = () => 20000 + Math.floor(Math.random() * 12000);
+
 describe('the genway process', () => {
   test('a bad config value stops it with one line naming the key and what is allowed', async () => {
     const p = startGenway(['serve'], { PORT: 'eighty' });
@@ -42,7 +48,7 @@ describe('the genway process', () => {
   });
 
   test('embedded start prints a dev key holding 100 USD and a curl line that works as pasted', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = fixedPort();
     const p = startGenway(['serve'], { PORT: String(port) });
     try {
       const [curlLine] = await p.waitFor(/^\s*curl .*$/m);
@@ -56,7 +62,7 @@ describe('the genway process', () => {
   });
 
   test('result URLs point at the port it was started on when no publicUrl is set', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = fixedPort();
     const p = startGenway(['serve'], { PORT: String(port), GENWAY_CONFIG: undefined });
     try {
       const [, key] = await p.waitFor(/Bearer (gwk_[A-Za-z0-9_-]+)/);
