@@ -10,9 +10,10 @@ const ADMIN = 'process-test-admin-token-000';
 
 /**
  * A port for a server that must be started on a known one: below the kernel's ephemeral range (32768 up), from which
- * every port-0 listener and outgoing connection of the other tests takes theirs, so none can hold it first.
+ * every port-0 listener and outgoing connection of the other tests takes theirs, so none can hold it first; and
+ * above the machine's services' own (RabbitMQ's 25672).
  */
-const fixedPort = () => 20000 + Math.floor(Math.random() * 12000);
+const fixedPort = () => 26000 + Math.floor(Math.random() * 6000);
 
 describe('the genway process', () => {
   test('a bad config value stops it with one line naming the key and what is allowed', async () => {
