@@ -326,8 +326,6 @@ class ResultsSink implements Sink {
 
 /** Usage sits at the end of a JSON body: only this much of the tail is kept to read it from. */
 const TAIL_BYTES = 64 << 10;
-/** A JSON body a format reads `whole` is held up to this; a longer one is read for its usage alone. */
-const WHOLE_BYTES = 8 << 20;
 
 /**
  * Where the `{...}` object whose `{` is the byte at `open` ends (the index after its `}`), when it is a value of the
@@ -412,6 +410,44 @@ function lastString(bytes: Buffer, key: string): string | undefined {
   return match?.[1];
 }
 
+/**
+ * A format's `whole` reading of a JSON body: two readers in passing over the same bytes, one for the top-level
+ * object's values, one for each element at the items' path (JsonRecords holds one record at a time), so the body is
+ * never held.
+ */
+class WholeReader {
+  private top: Obj = {};
+  private readonly items: Obj[] = [];
+  private readonly topReader: JsonRecords;
+  private readonly itemReader: JsonRecords;
+
+  constructor(private readonly spec: NonNullable<UsageFormat['whole']>) {
+    this.topReader = new JsonRecords({ at: [[]], keep: spec.top }, (record) => {
+      this.top = record;
+    });
+    // Kept items are small (their type): a body of millions of them is one no vendor sends, and is capped.
+    this.itemReader = new JsonRecords({ at: [spec.items.at], keep: spec.items.keep }, (record) => {
+      if (this.items.length < MAX_ITEMS) this.items.push(record);
+    });
+  }
+
+  feed(chunk: Buffer): void {
+    this.topReader.feed(chunk);
+    this.itemReader.feed(chunk);
+  }
+
+  end(): UsageAccumulator {
+    this.topReader.flush();
+    this.itemReader.flush();
+    const acc = new UsageAccumulator();
+    this.spec.read(this.top, this.items, acc);
+    return acc;
+  }
+}
+
+/** The most items a `whole` reading keeps. */
+const MAX_ITEMS = 10_000;
+
 /** A JSON body (or Gemini's streamed JSON array): its tail is kept and read once the response is over. */
 class JsonSink implements Sink {
   private chunks: Buffer[] = [];
@@ -424,13 +460,16 @@ class JsonSink implements Sink {
    */
   private front: JsonRecords | undefined;
   private found: Obj | undefined;
+  private readonly whole: WholeReader | undefined;
 
-  constructor(private readonly format: UsageFormat) {}
+  constructor(private readonly format: UsageFormat) {
+    if (format.whole) this.whole = new WholeReader(format.whole);
+  }
 
   feed(chunk: Buffer): void {
     this.chunks.push(chunk);
     this.size += chunk.length;
-    if (this.format.whole && this.size <= WHOLE_BYTES) return; // held whole, read at the end
+    this.whole?.feed(chunk);
     while (this.chunks.length > 1 && this.size - this.chunks[0].length >= TAIL_BYTES) {
       const gone = this.chunks.shift()!;
       this.size -= gone.length;
@@ -454,14 +493,8 @@ class JsonSink implements Sink {
     if (!body) return [];
     const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = [];
-    if (this.format.whole && !this.front) {
-      const whole = parsed(bytes.toString('utf8'));
-      if (whole) {
-        const acc = new UsageAccumulator();
-        this.format.whole(whole, acc);
-        if (acc.usage) return single(acc);
-      }
-    }
+    const whole = this.whole?.end();
+    if (whole?.usage) return single(whole);
     let usage = lastUsage(bytes, body.key, body.marker);
     if (!usage && this.front) {
       // None in the tail: the last one ahead of it, read through to the end (it may run on into the tail).

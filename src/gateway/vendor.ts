@@ -191,10 +191,16 @@ export interface UsageFormat {
    */
   body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void; tier?: string };
   /**
-   * A JSON body (up to 8 MiB) is parsed whole and read by this, for what its usage object does not tell (the paid
-   * tool calls among a response's output items); a longer body, or one this finds no usage in, is read by `body`.
+   * A JSON body read front to back as it passes, in constant memory, for what its usage object does not tell (the
+   * paid tool calls among a response's output items, its top-level service tier): the top-level object's values at
+   * `top`, and each element at `items.at` (its values at `items.keep`), go to `read`. A body in which this finds no
+   * usage is read by `body`.
    */
-  whole?(body: Obj, acc: UsageAccumulator): void;
+  whole?: {
+    top: readonly JsonPath[];
+    items: { at: JsonPath; keep: readonly JsonPath[] };
+    read(top: Obj, items: Obj[], acc: UsageAccumulator): void;
+  };
   /** No usage in the response at all (Gemini embeddings): the call is still counted. */
   countOnly?: boolean;
   /**

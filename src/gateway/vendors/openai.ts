@@ -99,8 +99,12 @@ const responses: UsageFormat = {
  */
 const responsesWhole: UsageFormat = {
   ...responses,
-  whole(body, acc) {
-    responses.event({ response: body }, acc);
+  whole: {
+    top: [['model'], ['usage'], ['service_tier']],
+    items: { at: ['output', '*'], keep: [['type']] },
+    read(top, items, acc) {
+      responses.event({ response: { ...top, output: items } }, acc);
+    },
   },
 };
 
