@@ -878,9 +878,13 @@ export function createGateway({
     // An object Genway never saw made is read with the route's `unseen` format (a batch's results nobody revealed).
     const unseen = spec?.unseen && named.length && !owner ? spec.unseen : undefined;
     // A call priced by more than its usage object (tool calls, a service tier) is read with its detailed format.
+    const detail = spec?.detailedUsage;
     const detailed =
-      spec?.detailedUsage && (offersTool(json, spec.detailedUsage.tools) || asksTier(json, vendor))
-        ? spec.detailedUsage.usage
+      detail &&
+      (offersTool(json, detail.tools) ||
+        detail.fields.some((f) => json?.[f] !== undefined) ||
+        asksTier(json, vendor))
+        ? detail.usage
         : undefined;
     const usageName = detailed ?? spec?.usage ?? owner?.usage ?? unseen;
     const format: UsageFormat | undefined = usageName ? vendor.usage[usageName] : undefined;

@@ -113,11 +113,12 @@ export interface RouteOptions {
   unmeteredModels?: { pattern: RegExp; why: string };
   /**
    * A call whose answer's usage object does not tell its whole price: one that offers a server-side tool the vendor
-   * bills per call (a `tools` entry whose `type` starts with one of `tools`), or asks for a service tier other than
-   * the plain one. Its answer is read with the `usage` format named here, which reads a JSON body whole (its output
-   * items, its top-level service tier) instead of its tail.
+   * bills per call (a `tools` entry whose `type` starts with one of `tools`), names one of `fields` (a stored prompt,
+   * which may carry such tools), or asks for a service tier other than the plain one. Its answer is read with the
+   * `usage` format named here, which reads a JSON body whole (its output items, its top-level service tier) instead
+   * of its tail.
    */
-  detailedUsage?: { tools: readonly string[]; usage: string };
+  detailedUsage?: { tools: readonly string[]; fields: readonly string[]; usage: string };
   /**
    * Form fields that decide whether the answer reports usage (a transcription's `response_format`): on a priced call
    * each must be left out or hold one of these values, or the call is refused before it runs.

@@ -911,6 +911,12 @@ describe('LLM gateway with the official SDKs', () => {
       });
       for await (const _ of stream) void _;
       expect(await settled(charges, [13550, 13550])).toEqual([13550, 13550]);
+      // A stored prompt may carry the tools: a call naming one is read whole too.
+      vendor.next((_r, res) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(response)),
+      );
+      await client.responses.create({ model: 'gpt-priced', prompt: { id: 'pmpt_search', version: '2' } });
+      expect(await settled(charges, [13550, 13550, 13550])).toEqual([13550, 13550, 13550]);
     });
 
     test("service tiers: the tier the answer reports prices the tokens (flex at half, priority at the model's factor); a tier with no price is refused before it runs", async () => {

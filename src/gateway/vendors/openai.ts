@@ -245,7 +245,7 @@ export const openai: VendorDefinition = {
       stored: 'by-default',
       // Read when done, whole: it may have called a paid tool.
       background: 'responsesWhole',
-      detailedUsage: { tools: ['web_search', 'file_search'], usage: 'responsesWhole' },
+      detailedUsage: { tools: ['web_search', 'file_search'], fields: ['prompt'], usage: 'responsesWhole' },
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
     post('/v1/responses/input_tokens', { model: 'body', refs: true }),
