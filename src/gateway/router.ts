@@ -317,14 +317,20 @@ async function formFields(
   return fields;
 }
 
-/** Whether a JSON body's `tools` offers one whose `type` starts with one of `types` (a tool billed per call). */
+/**
+ * Whether a JSON body's `tools` offers one billed per call: an entry whose `type` (OpenAI's shape) or one of whose
+ * own keys (Gemini's `{"googleSearch": {}}`) starts with one of `types`.
+ */
 function offersTool(json: Json | undefined, types: readonly string[]): boolean {
   const tools = json?.tools;
   if (!Array.isArray(tools)) return false;
-  return tools.some((tool) => {
-    const type = (tool as { type?: unknown } | null)?.type;
-    return typeof type === 'string' && types.some((t) => type.startsWith(t));
-  });
+  const named = (name: unknown) => typeof name === 'string' && types.some((t) => name.startsWith(t));
+  return tools.some(
+    (tool) =>
+      typeof tool === 'object' &&
+      tool !== null &&
+      (named((tool as { type?: unknown }).type) || Object.keys(tool).some(named)),
+  );
 }
 
 /** Whether a JSON body asks for a service tier other than the vendor's plain ones. */

@@ -422,11 +422,12 @@ class WholeReader {
   private readonly itemReader: JsonRecords;
 
   constructor(private readonly spec: NonNullable<UsageFormat['whole']>) {
-    this.topReader = new JsonRecords({ at: [[]], keep: spec.top }, (record) => {
-      this.top = record;
+    // Several (a stream's array of chunks): a later one's values replace an earlier one's (running totals).
+    this.topReader = new JsonRecords(spec.top, (record) => {
+      this.top = { ...this.top, ...record };
     });
     // Kept items are small (their type): a body of millions of them is one no vendor sends, and is capped.
-    this.itemReader = new JsonRecords({ at: [spec.items.at], keep: spec.items.keep }, (record) => {
+    this.itemReader = new JsonRecords(spec.items, (record) => {
       if (this.items.length < MAX_ITEMS) this.items.push(record);
     });
   }

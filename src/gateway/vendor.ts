@@ -193,13 +193,13 @@ export interface UsageFormat {
   body?: { key: string; marker: string; read(usage: Obj, acc: UsageAccumulator): void; tier?: string };
   /**
    * A JSON body read front to back as it passes, in constant memory, for what its usage object does not tell (the
-   * paid tool calls among a response's output items, its top-level service tier): the top-level object's values at
-   * `top`, and each element at `items.at` (its values at `items.keep`), go to `read`. A body in which this finds no
-   * usage is read by `body`.
+   * paid tool calls among a response's output items, its top-level service tier): the last object at one of
+   * `top.at` (its values at `top.keep`), and each object at one of `items.at` (its values at `items.keep`), go to
+   * `read`. A body in which this finds no usage is read by `body`.
    */
   whole?: {
-    top: readonly JsonPath[];
-    items: { at: JsonPath; keep: readonly JsonPath[] };
+    top: { at: readonly JsonPath[]; keep: readonly JsonPath[] };
+    items: { at: readonly JsonPath[]; keep: readonly JsonPath[] };
     read(top: Obj, items: Obj[], acc: UsageAccumulator): void;
   };
   /** No usage in the response at all (Gemini embeddings): the call is still counted. */

@@ -54,6 +54,11 @@ describe('LLM gateway with the official SDKs', () => {
             outputPerMTokUsd: 15,
             toolCallUsd: { web_search: 0.025 },
           },
+          'gemini-grounded-priced': {
+            inputPerMTokUsd: 3,
+            outputPerMTokUsd: 15,
+            toolCallUsd: { grounded_prompt: 0.035 },
+          },
           'gpt-tier-priced': {
             inputPerMTokUsd: 3,
             outputPerMTokUsd: 15,
@@ -1262,6 +1267,64 @@ describe('LLM gateway with the official SDKs', () => {
       ).toEqual({
         'gemini-test': { requests: 1, input: 9, output: 4, cacheRead: 0, cacheWrite: 0, reasoning: 3 },
       });
+    });
+
+    test('grounding with Google Search is charged per grounded prompt where the model is priced for it, JSON and streamed', async () => {
+      const priced = await fundedKey(gw.h.services, 1);
+      const client = new GoogleGenAI({ apiKey: priced.key, httpOptions: { baseUrl: gw.base } });
+      const answer = (model: string) => ({
+        candidates: [
+          {
+            content: { role: 'model', parts: [{ text: 'found' }] },
+            finishReason: 'STOP',
+            index: 0,
+            groundingMetadata: {
+              webSearchQueries: ['a', 'b'],
+              searchEntryPoint: { renderedContent: '<div/>' },
+            },
+          },
+        ],
+        usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
+        modelVersion: model,
+      });
+      const charges = async () =>
+        (await gw.h.services.accounts.ledger(priced.accountId))
+          .filter((e) => e.kind === 'charge')
+          .map((e) => e.amountMicros);
+      const config = { tools: [{ googleSearch: {} }] };
+      // 10 input at 3 + 5 output at 15 (USD/MTok) + one grounded prompt at 0.035 USD: 30 + 75 + 35000 = 35105.
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(answer('gemini-grounded-priced'))),
+      );
+      const result = await client.models.generateContent({
+        model: 'gemini-grounded-priced',
+        contents: 'news?',
+        config,
+      });
+      expect(result.text).toBe('found');
+      expect(await settled(charges, [35105])).toEqual([35105]);
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'text/event-stream' })
+          .end(sse([[null, answer('gemini-grounded-priced')]])),
+      );
+      const stream = await client.models.generateContentStream({
+        model: 'gemini-grounded-priced',
+        contents: 'news?',
+        config,
+      });
+      for await (const _ of stream) void _;
+      expect(await settled(charges, [35105, 35105])).toEqual([35105, 35105]);
+      // A model with no price for grounding (Google's free allowance): its tokens only.
+      vendor.next((_r, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(answer('gemini-priced'))),
+      );
+      await client.models.generateContent({ model: 'gemini-priced', contents: 'news?', config });
+      expect(await settled(charges, [35105, 35105, 105])).toEqual([35105, 35105, 105]);
     });
 
     test('generateContentStream (alt=sse): chunks in order, usage from the last usageMetadata', async () => {

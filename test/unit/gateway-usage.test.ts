@@ -8,7 +8,7 @@ import { GENERATE_STREAM, MESSAGES_STREAM, RESPONSES_STREAM, sse } from '../help
 
 const { messages, batchResults } = anthropic.usage;
 const { responses, responsesWhole, chat, batchOutput } = openai.usage;
-const { generateContent, callsOnly, batchLines, batchInline } = gemini.usage;
+const { generateContent, generateContentGrounded, callsOnly, batchLines, batchInline } = gemini.usage;
 
 /** Feeds `bytes` to a fresh tap in pieces of `size` bytes (1 = byte by byte) and returns everything it read. */
 async function readAll(
@@ -459,6 +459,49 @@ describe('usage read from responses as they pass', () => {
       tier: 'flex',
     });
     expect((await read(responses, 'application/json', Buffer.from(response)))?.usage).toEqual(tokens(4, 2));
+  });
+
+  test('Gemini grounding with Google Search: the grounded prompt and its queries, from a body, an array of chunks and a stream', async () => {
+    const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 };
+    const grounded = (queries: string[]) => ({
+      content: { parts: [{ text: 'x'.repeat(80 << 10) }] },
+      groundingMetadata: { webSearchQueries: queries, searchEntryPoint: { renderedContent: '<div/>' } },
+    });
+    const calls = (n: number) => ({
+      ...tokens(10, 5),
+      tools: { grounded_prompt: n > 0 ? 1 : 0, google_search_query: n },
+    });
+    // One answer: its grounding more than the tail before its usage.
+    const body = JSON.stringify({
+      candidates: [grounded(['a', 'b'])],
+      usageMetadata,
+      modelVersion: 'gemini-x',
+    });
+    expect((await read(generateContentGrounded, 'application/json', Buffer.from(body), 4096))?.usage).toEqual(
+      calls(2),
+    );
+    // streamGenerateContent without alt=sse: an array of chunks, the grounding in one, the totals in the last.
+    const chunks = JSON.stringify([
+      { candidates: [{ content: { parts: [{ text: 'a' }] } }], usageMetadata: { promptTokenCount: 10 } },
+      { candidates: [grounded(['a', 'b', 'c'])] },
+      { candidates: [{ content: { parts: [{ text: 'b' }] } }], usageMetadata },
+    ]);
+    expect(
+      (await read(generateContentGrounded, 'application/json', Buffer.from(chunks), 4096))?.usage,
+    ).toEqual(calls(3));
+    // An event stream: the chunk carrying the grounding (a chunk's few tokens) is read, usage or not.
+    const events = sse([
+      [null, { candidates: [{ ...grounded(['q']), content: { parts: [{ text: 'a' }] } }] }],
+      [null, { candidates: [{ content: { parts: [{ text: 'b' }] } }], usageMetadata }],
+    ]);
+    expect((await read(generateContent, 'text/event-stream', Buffer.from(events), 1000))?.usage).toEqual(
+      calls(1),
+    );
+    // Grounding offered, no search run: nothing to price.
+    const unsearched = JSON.stringify({ candidates: [grounded([])], usageMetadata });
+    expect((await read(generateContentGrounded, 'application/json', Buffer.from(unsearched)))?.usage).toEqual(
+      calls(0),
+    );
   });
 
   test('OpenAI batch output (JSON lines): chat and responses bodies, per model', async () => {

@@ -46,17 +46,63 @@ function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
   });
 }
 
+/**
+ * Grounding with Google Search, billed per grounded prompt (Gemini 2.x) or per search query (Gemini 3) after a free
+ * allowance: a model's `toolCallUsd` prices `grounded_prompt` or `google_search_query` (no vendor default). The
+ * candidate with the most queries counts; a later chunk's count replaces an earlier one's (streams repeat it).
+ */
+function readGrounding(candidates: unknown, acc: UsageAccumulator): void {
+  if (!Array.isArray(candidates)) return;
+  let queries = -1;
+  for (const candidate of candidates) {
+    const asked = obj(obj(candidate).groundingMetadata).webSearchQueries;
+    if (Array.isArray(asked)) queries = Math.max(queries, asked.length);
+  }
+  if (queries >= 0)
+    acc.set({ tools: { grounded_prompt: queries > 0 ? 1 : 0, google_search_query: queries } });
+}
+
 /** Every chunk of a stream may carry `usageMetadata` with the running totals; the last one counts. */
 const generateContent: UsageFormat = {
-  triggers: ['"usageMetadata"'],
+  triggers: ['"usageMetadata"', '"groundingMetadata"'],
   reads: [['modelVersion'], ['usageMetadata']],
   event(e, acc) {
     acc.model = str(e.modelVersion) ?? acc.model;
     const usage = obj(e.usageMetadata);
     if (Object.keys(usage).length) readUsage(usage, acc);
+    readGrounding(e.candidates, acc);
   },
   body: { key: '"usageMetadata"', marker: 'promptTokenCount', read: readUsage },
 };
+
+/**
+ * A call that offered Google Search: a JSON body (one answer, or a stream's array of chunks) is read front to back
+ * for its candidates' grounding too, which may sit more than the tail before the usage.
+ */
+const generateContentGrounded: UsageFormat = {
+  ...generateContent,
+  whole: {
+    // One answer, or (streamGenerateContent without alt=sse) an array of chunks, the last one's totals counting.
+    top: { at: [[], ['*']], keep: [['modelVersion'], ['usageMetadata']] },
+    items: {
+      at: [
+        ['candidates', '*'],
+        ['*', 'candidates', '*'],
+      ],
+      keep: [['groundingMetadata', 'webSearchQueries']],
+    },
+    read(top, items, acc) {
+      generateContent.event({ ...top, candidates: items }, acc);
+    },
+  },
+};
+
+/** Calls offering Google Search (a `tools` entry named for it, in either spelling) are read for their grounding. */
+const GROUNDED = {
+  tools: ['googleSearch', 'google_search'],
+  fields: [],
+  usage: 'generateContentGrounded',
+} as const;
 
 /** A batch result (`{"key", "response"}` or `{"metadata", "response"}`): its response is a generateContent answer. */
 const batchResult = {
@@ -146,7 +192,7 @@ export const gemini: VendorDefinition = {
   errorBody: (status, message) => ({
     error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
   }),
-  usage: { generateContent, callsOnly, batchLines, batchInline },
+  usage: { generateContent, generateContentGrounded, callsOnly, batchLines, batchInline },
   // `fileData.fileUri`, `cachedContent`, a batch's or an import's `fileName`, a file search tool's stores; both
   // spellings (the REST API takes snake_case too).
   refs: {
@@ -165,8 +211,13 @@ export const gemini: VendorDefinition = {
   },
   modelName: (raw) => (raw.startsWith('models/') ? raw.slice(7) : raw),
   routes: [
-    action('generateContent', { usage: 'generateContent', refs: true }),
-    action('streamGenerateContent', { usage: 'generateContent', stream: 'alt=sse', refs: true }),
+    action('generateContent', { usage: 'generateContent', refs: true, detailedUsage: GROUNDED }),
+    action('streamGenerateContent', {
+      usage: 'generateContent',
+      stream: 'alt=sse',
+      refs: true,
+      detailedUsage: GROUNDED,
+    }),
     action('countTokens', { refs: true }),
     action('embedContent', { usage: 'callsOnly' }),
     action('batchEmbedContents', { usage: 'callsOnly' }),

@@ -100,8 +100,8 @@ const responses: UsageFormat = {
 const responsesWhole: UsageFormat = {
   ...responses,
   whole: {
-    top: [['model'], ['usage'], ['service_tier']],
-    items: { at: ['output', '*'], keep: [['type']] },
+    top: { at: [[]], keep: [['model'], ['usage'], ['service_tier']] },
+    items: { at: [['output', '*']], keep: [['type']] },
     read(top, items, acc) {
       responses.event({ response: { ...top, output: items } }, acc);
     },
