@@ -404,6 +404,7 @@ const CACHE_WRITE_1H_FACTOR = 2;
 /** USD per million tokens is micro-USD per token; a long prompt puts every token of the call at long-context prices. */
 function tokenCost(model: Price, u: TokenUsage): number {
   const long = model.longContext;
+  // The rates of this call: the model's, or its long-context ones.
   const price: TokenPrices =
     long && u.input + u.cacheRead + u.cacheWrite > long.aboveInputTokens ? long : model;
   const hour = Math.min(u.cacheWrite1h ?? 0, u.cacheWrite);
@@ -833,6 +834,7 @@ export function createGateway({
     // A route whose answer carries no token usage (or none a client cannot switch off) would run a priced model free.
     if (priced && spec) {
       const pricedModel = models.find((m) => priceFor(m))!;
+      const price = priceFor(pricedModel)!;
       const unmetered =
         spec.unmetered ??
         (spec.unmeteredModels?.pattern.test(pricedModel) ? spec.unmeteredModels.why : undefined) ??
@@ -845,7 +847,7 @@ export function createGateway({
       }
       const hidden = form && hiddenByForm(spec.usageForm, form);
       if (hidden) throw new ApiError('invalid_request', hidden);
-      const tier = unpricedTier(priceFor(pricedModel)!, vendor, json);
+      const tier = unpricedTier(price, vendor, json);
       if (tier) throw new ApiError('forbidden', tier);
     }
     // A path no route names (a vendor mount passes any) is metered by no one: a priced model must not run there.

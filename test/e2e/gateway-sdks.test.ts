@@ -1,6 +1,6 @@
 import Anthropic, { toFile as anthropicFile } from '@anthropic-ai/sdk';
 import OpenAI, { toFile } from 'openai';
-import { fundedKey } from '../helpers/services';
+import { chargedMicros, fundedKey } from '../helpers/services';
 import { freePort, startGateway, useGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { EMBEDDING, MockVendor, MESSAGE_JSON, sse, type MockHandler } from '../helpers/mock-vendor';
 import { settled } from '../helpers/eventually';
@@ -257,10 +257,7 @@ describe('LLM gateway with the official SDKs', () => {
           system: [{ type: 'text', text: 'long context', cache_control: { type: 'ephemeral', ttl: '1h' } }],
           messages: [{ role: 'user', content: 'x' }],
         });
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       // 10 input at 3 + 1000 five-minute writes at 3.75 + 2000 hour-long writes at 6 + 5 output at 15 (USD/MTok):
       // 30 + 3750 + 12000 + 75 = 15855 micro-USD.
       vendor.next(answer('claude-priced'));
@@ -298,10 +295,7 @@ describe('LLM gateway with the official SDKs', () => {
           tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }],
           messages: [{ role: 'user', content: 'news?' }],
         });
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       // 100 input at 3 + 50 output at 15 (USD/MTok) + 2 searches at 0.01 USD: 300 + 750 + 20000 = 21050 micro-USD.
       vendor.next(answer('claude-priced'));
       await ask('claude-priced');
@@ -329,10 +323,7 @@ describe('LLM gateway with the official SDKs', () => {
           max_tokens: 100,
           messages: [{ role: 'user', content: 'a long document' }],
         });
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       // 190,000 prompt tokens, at the threshold's side: 150,000 input and 40,000 cache reads at 3 + 100 output at 15
       // (USD/MTok): 450000 + 120000 + 1500 = 571500 micro-USD.
       vendor.next(answer(40_000));
@@ -887,10 +878,7 @@ describe('LLM gateway with the official SDKs', () => {
         ],
         usage: { input_tokens: 100, output_tokens: 50, total_tokens: 150 },
       };
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       const tools = [
         { type: 'web_search' as const },
         { type: 'file_search' as const, vector_store_ids: ['vs_1'] },
@@ -939,10 +927,7 @@ describe('LLM gateway with the official SDKs', () => {
       });
       const json = (body: unknown) => (_r: unknown, res: http.ServerResponse) =>
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       const chat = (model: string, tier: 'flex' | 'priority' | 'auto') =>
         client.chat.completions.create({
           model,
@@ -1131,10 +1116,7 @@ describe('LLM gateway with the official SDKs', () => {
         output_tokens: output,
         total_tokens: input + output,
       });
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
 
       // JSON: 14 input at 3 USD/MTok + 45 output at 15 USD/MTok = 42 + 675 = 717 micro-USD.
       vendor.next((_r, res) =>
@@ -1287,10 +1269,7 @@ describe('LLM gateway with the official SDKs', () => {
         usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 },
         modelVersion: model,
       });
-      const charges = async () =>
-        (await gw.h.services.accounts.ledger(priced.accountId))
-          .filter((e) => e.kind === 'charge')
-          .map((e) => e.amountMicros);
+      const charges = chargedMicros(gw.h.services, priced.accountId);
       const config = { tools: [{ googleSearch: {} }] };
       // 10 input at 3 + 5 output at 15 (USD/MTok) + one grounded prompt at 0.035 USD: 30 + 75 + 35000 = 35105.
       vendor.next((_r, res) =>

@@ -70,6 +70,12 @@ export function createHarness(options: TestConfigOptions & ServiceOverrides = {}
   };
 }
 
+/** The amounts (micro-USD) of an account's charges so far, in order: a reader to poll with `settled`. */
+export function chargedMicros(services: Services, accountId: string): () => Promise<number[]> {
+  return async () =>
+    (await services.accounts.ledger(accountId)).filter((e) => e.kind === 'charge').map((e) => e.amountMicros);
+}
+
 /** An account holding `balanceUsd` and a key for it. */
 export async function fundedKey(services: Services, balanceUsd = 100, keyOptions = {}) {
   const { accountId } = await services.accounts.createAccount('test', balanceUsd);

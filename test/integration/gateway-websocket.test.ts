@@ -7,7 +7,7 @@ import { FrameReader, serverFrame } from '../../src/gateway/websocket';
 import { settled } from '../helpers/eventually';
 import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
 import { RESPONSE_JSON } from '../helpers/mock-vendor';
-import { fundedKey } from '../helpers/services';
+import { chargedMicros, fundedKey } from '../helpers/services';
 
 /** What the vendor's WebSocket endpoint received: the upgrade request and each client message. */
 interface Upgrade {
@@ -204,18 +204,29 @@ async function connect(url: string, key: string, headers: Record<string, string>
 }
 
 /** A raw upgrade request: the HTTP answer Genway gives when it refuses. */
+/** A WebSocket upgrade through Genway as raw bytes: the socket, and what came after the 101 (rejects on no upgrade). */
+function upgradedSocket(url: string, key: string): Promise<{ socket: Duplex; head: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { headers: { ...UPGRADE_HEADERS, authorization: `Bearer ${key}` } });
+    req.on('upgrade', (_res, socket: Duplex, head: Buffer) => resolve({ socket, head }));
+    req.on('response', (res) => reject(new Error(`not upgraded: ${res.statusCode}`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** What a client sends to ask for the WebSocket upgrade. */
+const UPGRADE_HEADERS = {
+  connection: 'Upgrade',
+  upgrade: 'websocket',
+  'sec-websocket-version': '13',
+  'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+};
+
 function rawUpgrade(url: string, headers: Record<string, string>) {
   return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>(
     (resolve, reject) => {
-      const req = http.request(url, {
-        headers: {
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-          ...headers,
-        },
-      });
+      const req = http.request(url, { headers: { ...UPGRADE_HEADERS, ...headers } });
       req.on('response', (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
@@ -649,21 +660,7 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
 
   test("a client that stopped reading once a response's answer was out, then left, still pays for it: its backpressure no longer holds the vendor back from the usage", async () => {
     const { key, accountId } = await fundedKey(gw.h.services, 1);
-    const { socket, head } = await new Promise<{ socket: Duplex; head: Buffer }>((resolve, reject) => {
-      const req = http.request(`${gw.base}/v1/responses`, {
-        headers: {
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-          authorization: `Bearer ${key}`,
-        },
-      });
-      req.on('upgrade', (_res, s: Duplex, h: Buffer) => resolve({ socket: s, head: h }));
-      req.on('response', (res) => reject(new Error(`not upgraded: ${res.statusCode}`)));
-      req.on('error', reject);
-      req.end();
-    });
+    const { socket, head } = await upgradedSocket(`${gw.base}/v1/responses`, key);
     socket.on('error', () => undefined);
     const upgrade = vendor.upgrades[vendor.upgrades.length - 1];
     // A client's frame is masked.
@@ -694,10 +691,7 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
     socket.destroy();
     expect(heldBack).toBe(true);
     // 3000 input + 700 output tokens at 1 USD/MTok each: 3700 micro-USD, read once the vendor is let go on.
-    const charges = async () =>
-      (await gw.h.services.accounts.ledger(accountId))
-        .filter((e) => e.kind === 'charge')
-        .map((e) => e.amountMicros);
+    const charges = chargedMicros(gw.h.services, accountId);
     expect(await settled(charges, [3700])).toEqual([3700]);
     expect(upgrade.usageSent).toBe(true);
     // Billed, Genway lets the vendor go.
@@ -706,21 +700,7 @@ describe('LLM gateway: the Responses WebSocket mode', () => {
 
   test('a client gone without a close frame: Genway closes its half to the client and to the vendor', async () => {
     const { key } = await fundedKey(gw.h.services);
-    const socket = await new Promise<Duplex>((resolve, reject) => {
-      const req = http.request(`${gw.base}/v1/responses`, {
-        headers: {
-          connection: 'Upgrade',
-          upgrade: 'websocket',
-          'sec-websocket-version': '13',
-          'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
-          authorization: `Bearer ${key}`,
-        },
-      });
-      req.on('upgrade', (_res, s: Duplex) => resolve(s));
-      req.on('response', (res) => reject(new Error(`not upgraded: ${res.statusCode}`)));
-      req.on('error', reject);
-      req.end();
-    });
+    const { socket } = await upgradedSocket(`${gw.base}/v1/responses`, key);
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
     socket.resume();
     socket.end();
