@@ -497,10 +497,14 @@ export interface VertexAuthClientOptions {
  * signs that URL as the JWT's `aud`), ignoring the key's token_uri. The client's gaxios transporter runs request
  * interceptors on the prepared request just before it is sent; one interceptor moves that one URL to token_uri and
  * leaves every other request alone. The grant itself (JWT claims, RS256 signature, form body, caching, refresh,
- * sharing one grant between concurrent callers) stays the library's.
+ * sharing one grant between concurrent callers) stays the library's. The transporter fetches with Node's fetch.
  */
 export function vertexAuthClient(key: ServiceAccountKey, options: VertexAuthClientOptions = {}): JWT {
-  const client = new JWT({ scopes: [CLOUD_PLATFORM_SCOPE] });
+  // Node's own fetch: gaxios otherwise loads node-fetch with a dynamic import(), which jest's CommonJS VM refuses.
+  const client = new JWT({
+    scopes: [CLOUD_PLATFORM_SCOPE],
+    transporterOptions: { fetchImplementation: fetch },
+  });
   client.fromJSON(key);
   // Set directly: the constructor ignores a threshold of 0 (it tests the option for truthiness).
   if (options.eagerRefreshThresholdMillis !== undefined) {
