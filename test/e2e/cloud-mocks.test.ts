@@ -297,6 +297,30 @@ describe('MockBedrock with the official clients', () => {
     });
   });
 
+  test('next(handler) answers the next request that verifies; one refused for its signature leaves it queued', async () => {
+    mock.next((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ custom: true }));
+    });
+    const wrong = { ...mock.credentials, secretAccessKey: 'not-the-secret' };
+    const refused = await awsClient(wrong)
+      .send(
+        new InvokeModelCommand({ modelId: MODEL, contentType: 'application/json', body: anthropicBody() }),
+      )
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ name: 'InvalidSignatureException' });
+    const out = await awsClient().send(
+      new InvokeModelCommand({ modelId: MODEL, contentType: 'application/json', body: anthropicBody() }),
+    );
+    expect(JSON.parse(Buffer.from(out.body).toString())).toEqual({ custom: true });
+    const after = await awsClient().send(
+      new InvokeModelCommand({ modelId: MODEL, contentType: 'application/json', body: anthropicBody() }),
+    );
+    expect(JSON.parse(Buffer.from(after.body).toString()).content).toEqual([
+      { type: 'text', text: MOCK_TEXT },
+    ]);
+  });
+
   test('a signature older than 15 minutes has expired', async () => {
     // Signed by AWS's signer as a client would have, 20 minutes ago.
     const signer = new SignatureV4({
@@ -649,6 +673,21 @@ describe('MockVertex with the official clients', () => {
       });
     });
 
+    test('[mock:stream-error=overloaded_error] ends the SSE stream with an error event', async () => {
+      const error = await vertex()
+        .messages.stream({
+          model: CLAUDE,
+          max_tokens: 64,
+          messages: [{ role: 'user', content: 'Hi [mock:stream-error=overloaded_error]' }],
+        })
+        .finalMessage()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      expect(error).toMatchObject({
+        error: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+      });
+    });
+
     test('a key whose private key is not the service account’s: invalid_grant, no token, no API call', async () => {
       const forged = {
         ...mock.serviceAccount(),
@@ -841,6 +880,23 @@ describe('MockVertex with the official clients', () => {
       });
     });
 
+    test('[mock:stream-error=INTERNAL] fails the stream after its first chunk', async () => {
+      const stream = await genai().models.generateContentStream({
+        model: 'gemini-2.5-flash',
+        contents: 'Hi [mock:stream-error=INTERNAL]',
+      });
+      const texts: (string | undefined)[] = [];
+      const error = await (async () => {
+        for await (const chunk of stream) texts.push(chunk.text);
+      })().catch((e: unknown) => e);
+      expect(texts).toEqual([MOCK_TEXT_DELTAS[0]]);
+      expect(error).toBeInstanceOf(GoogleApiError);
+      expect(error).toMatchObject({
+        status: 500,
+        message: expect.stringContaining('Internal error encountered.'),
+      });
+    });
+
     test('[mock:status=429] throws the SDK’s ApiError 429', async () => {
       const error = await genai()
         .models.generateContent({ model: 'gemini-2.5-flash', contents: 'Hi [mock:status=429]' })
@@ -913,6 +969,22 @@ describe('MockAzureOpenAI with the openai SDK', () => {
     }
     expect(texts.join('')).toBe(MOCK_TEXT);
     expect(usage).toMatchObject({ prompt_tokens: HELLO_TOKENS, completion_tokens: MOCK_OUTPUT_TOKENS });
+  });
+
+  test('[mock:stream-error=server_error] fails a chat stream with an error chunk', async () => {
+    const stream = await bearer().chat.completions.create({
+      model: 'gpt-4o-prod',
+      messages: [{ role: 'user', content: 'Hi [mock:stream-error=server_error]' }],
+      stream: true,
+    });
+    const error = await (async () => {
+      for await (const chunk of stream) void chunk;
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error).toMatchObject({
+      type: 'server_error',
+      message: expect.stringContaining('The server had an error'),
+    });
   });
 
   test('a tool call', async () => {
