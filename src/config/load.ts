@@ -104,10 +104,14 @@ function fromEnv(env: Env): Plain {
     ['OTEL_SERVICE_NAME', ['tracing', 'serviceName'], String],
     ['OTEL_EXPORTER_OTLP_HEADERS', ['tracing', 'headers'], headerList],
     ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', ['tracing', 'headers'], headerList],
-    ...VENDORS.flatMap(({ name, env }) => [
-      [env.baseUrl, ['gateway', name, 'baseUrl'], String] as const,
-      [env.apiKeys, ['gateway', name, 'apiKeys'], list] as const,
-    ]),
+    ...VENDORS.flatMap(({ name, env }) =>
+      env
+        ? [
+            [env.baseUrl, ['gateway', name, 'baseUrl'], String] as const,
+            [env.apiKeys, ['gateway', name, 'apiKeys'], list] as const,
+          ]
+        : [],
+    ),
   ];
   for (const [name, keyPath, convert] of table) {
     const value = env[name];

@@ -1,59 +1,17 @@
 import { z } from 'zod';
 import { modelEntrySchema } from '../catalog/config';
+import { UPSTREAM_TYPES } from '../gateway/upstreams';
+import { distinctKeyIds, keyedFields, ms, rateLimitSchema, url, weight } from './fields';
 
-const ms = z.number().int().nonnegative();
-const url = z.url({ protocol: /^https?$/ });
-
-export const rateLimitSchema = z.strictObject({
-  ratePerSec: z.number().positive(),
-  burst: z.number().int().positive(),
-});
-export type RateLimit = z.infer<typeof rateLimitSchema>;
-
-/** A vendor key's stable, non-secret name: what metrics and logs show for it. */
-const vendorKeyId = z
-  .string()
-  .regex(/^[A-Za-z0-9_.:@-]{1,64}$/, '1 to 64 letters, digits, "_", ".", ":", "@" or "-"');
-/** Share of the rotation (smooth weighted round robin); 0 = standby, used only when no weighted key is healthy. */
-const weight = z.number().int().nonnegative();
-
-const vendorKeySchema = z.strictObject({
-  /** Default: `k-` and the first 12 hex digits of the key's sha256. */
-  id: vendorKeyId.optional(),
-  key: z.string().min(1),
-  /** Default 1 (a fallback's keys: the fallback's weight). */
-  weight: weight.optional(),
-});
-
-/** Another origin serving the same API (a second region, a compatible host), tried when the primary keys fail. */
-const vendorFallbackSchema = z.strictObject({
-  baseUrl: url,
-  /** Keys for this origin; neither `apiKeys` nor `keys` = the vendor's own keys. */
-  apiKeys: z.array(z.string().min(1)).optional(),
-  keys: z.array(vendorKeySchema).optional(),
-  /** Weight of each of its keys (a key's own weight wins); default 0: standby. */
-  weight: weight.optional(),
-});
+export { rateLimitSchema, type RateLimit } from './fields';
 
 const vendorSchema = z
   .strictObject({
-    baseUrl: url,
-    apiKeys: z.array(z.string().min(1)),
-    /** More keys for `baseUrl`, with ids and weights (beside `apiKeys`, which weigh 1 each). */
-    keys: z.array(vendorKeySchema).optional(),
-    fallbacks: z.array(vendorFallbackSchema).optional(),
+    ...keyedFields,
     /** The version header sent when the client sends none (the messages format's `anthropic-version`). */
     defaultVersion: z.string().min(1).optional(),
   })
-  .refine(
-    (vendor) => {
-      const ids = [...(vendor.keys ?? []), ...(vendor.fallbacks ?? []).flatMap((f) => f.keys ?? [])]
-        .map((k) => k.id)
-        .filter((id) => id !== undefined);
-      return new Set(ids).size === ids.length;
-    },
-    { message: 'vendor key ids must differ (metrics and logs tell keys apart by id)', path: ['keys'] },
-  );
+  .refine(...distinctKeyIds);
 
 const usdPerMTok = z.number().nonnegative();
 /**
@@ -81,8 +39,41 @@ const priceSchema = z.strictObject({
   longContext: z.strictObject({ aboveInputTokens: z.number().int().positive(), ...tokenPrices }).optional(),
 });
 export type Price = z.infer<typeof priceSchema>;
+
+/** One of a route's targets: an upstream and the model's name there, or another route (its targets, in its order). */
+const routeTargetSchema = z
+  .strictObject({
+    upstream: z.string().min(1).optional(),
+    route: z.string().min(1).optional(),
+    /** The model's name at the upstream; default: the route's. */
+    model: z.string().min(1).optional(),
+    /** Share of the calls (strategy `weighted`); default 1. */
+    weight: weight.optional(),
+  })
+  .refine((t) => (t.upstream === undefined) !== (t.route === undefined), {
+    message: 'name an upstream or a route, one of the two',
+    path: ['upstream'],
+  })
+  .refine((t) => t.route === undefined || t.model === undefined, {
+    message: "a target naming a route takes that route's models",
+    path: ['model'],
+  });
+
+/** A model name clients send, mapped to where it runs (docs/decisions.md, "Routes"). */
+const routeSchema = z.strictObject({
+  model: z.string().min(1).max(256),
+  targets: z.array(routeTargetSchema).min(1),
+  /** `fallback`: in order, the next when one fails before any byte reached the client; `weighted`: by weight. */
+  strategy: z.enum(['fallback', 'weighted']).default('fallback'),
+});
+export type RouteConfig = z.infer<typeof routeSchema>;
 /** The token prices of one call: a model's own, or its long-context ones. */
 export type TokenPrices = Omit<Price, 'toolCallUsd' | 'serviceTierFactor' | 'longContext'>;
+
+type UpstreamSchemas = [
+  (typeof UPSTREAM_TYPES)[number]['schema'],
+  ...(typeof UPSTREAM_TYPES)[number]['schema'][],
+];
 
 export const configSchema = z.strictObject({
   server: z.strictObject({
@@ -199,6 +190,10 @@ export const configSchema = z.strictObject({
     anthropic: vendorSchema,
     openai: vendorSchema,
     gemini: vendorSchema,
+    /** More upstreams, each `{id, type, ...}` (src/gateway/upstreams/): any place a team buys a model. */
+    upstreams: z.array(z.discriminatedUnion('type', UPSTREAM_TYPES.map((t) => t.schema) as UpstreamSchemas)).default([]),
+    /** Model names mapped to upstream targets (src/gateway/model-routes.ts). */
+    routes: z.array(routeSchema).default([]),
     prices: z.record(z.string(), priceSchema),
   }),
   media: z.strictObject({
@@ -233,6 +228,7 @@ export const checkedConfigSchema = configSchema
         message: 'must not exceed server.requestTimeoutMs (the headers are part of the request)',
       });
     }
+    checkRoutes(config.gateway, ctx);
     if (config.store.redisUrl && !config.security.secretsKey) {
       ctx.addIssue({
         code: 'custom',
@@ -248,6 +244,76 @@ export const checkedConfigSchema = configSchema
       publicUrl: config.server.publicUrl ?? derivedPublicUrl(config.server.host, config.server.port),
     },
   }));
+
+/** The upstreams every deployment has: the three vendors of `gateway.anthropic`, `.openai` and `.gemini`. */
+export const BUILT_IN_UPSTREAMS = ['anthropic', 'openai', 'gemini'] as const;
+
+/**
+ * Routes and upstreams name each other: ids are unique, a target names an upstream or route that exists, and no route
+ * reaches itself through the routes it names.
+ */
+function checkRoutes(gateway: z.infer<typeof configSchema>['gateway'], ctx: z.RefinementCtx): void {
+  const upstreams = new Set<string>(BUILT_IN_UPSTREAMS);
+  gateway.upstreams.forEach((u, i) => {
+    if (upstreams.has(u.id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway', 'upstreams', i, 'id'],
+        message: (BUILT_IN_UPSTREAMS as readonly string[]).includes(u.id)
+          ? `${JSON.stringify(u.id)} is the built-in upstream of gateway.${u.id}`
+          : `${JSON.stringify(u.id)} names another upstream too`,
+      });
+    }
+    upstreams.add(u.id);
+  });
+  const routes = new Map<string, z.infer<typeof routeSchema>>();
+  gateway.routes.forEach((r, i) => {
+    if (routes.has(r.model)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway', 'routes', i, 'model'],
+        message: `${JSON.stringify(r.model)} has another route too`,
+      });
+    }
+    routes.set(r.model, r);
+  });
+  gateway.routes.forEach((r, i) =>
+    r.targets.forEach((t, j) => {
+      const at = ['gateway', 'routes', i, 'targets', j];
+      if (t.upstream !== undefined && !upstreams.has(t.upstream)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, 'upstream'],
+          message: `no upstream ${JSON.stringify(t.upstream)} (gateway.upstreams ids and ${BUILT_IN_UPSTREAMS.join(', ')})`,
+        });
+      }
+      if (t.route !== undefined && !routes.has(t.route)) {
+        ctx.addIssue({ code: 'custom', path: [...at, 'route'], message: `no route ${JSON.stringify(t.route)}` });
+      }
+    }),
+  );
+  // A route naming routes that name it back: found by walking each route's references.
+  const state = new Map<string, 'walking' | 'done'>();
+  const walk = (model: string, trail: string[]): boolean => {
+    if (state.get(model) === 'done') return false;
+    if (state.get(model) === 'walking') {
+      const i = gateway.routes.findIndex((r) => r.model === trail[0]);
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway', 'routes', i, 'targets'],
+        message: `routes name each other in a cycle: ${[...trail.slice(trail.indexOf(model)), model].join(' -> ')}`,
+      });
+      return true;
+    }
+    state.set(model, 'walking');
+    for (const t of routes.get(model)?.targets ?? []) {
+      if (t.route !== undefined && routes.has(t.route) && walk(t.route, [...trail, model])) return true;
+    }
+    state.set(model, 'done');
+    return false;
+  };
+  for (const r of gateway.routes) if (walk(r.model, [])) break;
+}
 
 /**
  * The default of server.publicUrl: the address the server binds, as a client on this machine reaches it (a wildcard

@@ -1,8 +1,7 @@
-import type { VendorName } from './vendor';
-
 /** One vendor key's cooldown: skipped until `until` (epoch ms). */
 export interface KeyCooldown {
-  vendor: VendorName;
+  /** The upstream whose pool it is in (`anthropic`, or a `gateway.upstreams` id). */
+  vendor: string;
   /** The key's id (`VendorKey.id`), never the key. */
   keyId: string;
   until: number;

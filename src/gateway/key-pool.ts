@@ -5,7 +5,9 @@ import type { Metrics } from '../observability/metrics';
 import type { VendorKeyHealth } from './key-health';
 import type { VendorName } from './vendor';
 
-type VendorConfig = Config['gateway'][VendorName];
+/** A pool's config: a vendor's (`gateway.anthropic`...) or an upstream's base URL, keys and fallbacks. */
+export type PoolConfig = Pick<Config['gateway'][VendorName], 'baseUrl' | 'apiKeys' | 'keys' | 'fallbacks'>;
+type VendorConfig = PoolConfig;
 export type FailoverPolicy = Config['gateway']['failover'];
 
 /** One member of a vendor's pool: a key at an origin (the vendor's own base URL or a fallback). */
@@ -120,7 +122,7 @@ export class KeyPool {
   private readonly tries: Map<string, { inc(): void }>[];
 
   constructor(
-    readonly vendor: VendorName,
+    readonly vendor: string,
     config: VendorConfig,
     readonly policy: FailoverPolicy,
     private readonly hooks: PoolHooks = {},

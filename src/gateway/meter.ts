@@ -5,7 +5,6 @@ import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
 import type { ModelUsage, TokenUsage, UsageStore } from './store';
 import { emptyUsage } from './store';
-import type { VendorName } from './vendor';
 
 /** What one (key, model, day) has used since its last store write; `vendor` only labels the token counters. */
 interface Pending {
@@ -16,7 +15,7 @@ interface Pending {
   at: number;
   /** That day, as `dayOf` names it. */
   day: string;
-  vendor: VendorName;
+  vendor: string;
   /** Not yet in the store. */
   totals: ModelUsage;
   /** Not yet in the token counters (less than `totals` after a failed write was put back). */
@@ -74,7 +73,7 @@ export class UsageMeter {
 
   /** One call's usage (or, with `requests`, several calls' summed usage: a batch's results). */
   add(
-    vendor: VendorName,
+    vendor: string,
     caller: { keyId: string; accountId: string },
     model: string,
     usage: TokenUsage,
@@ -89,7 +88,7 @@ export class UsageMeter {
   }
 
   private entry(
-    vendor: VendorName,
+    vendor: string,
     accountId: string,
     keyId: string,
     model: string,

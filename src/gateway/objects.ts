@@ -1,4 +1,3 @@
-import type { VendorName } from './vendor';
 
 /** Who made a vendor object through Genway, and with which of the vendor's keys. */
 export interface ObjectOwner {
@@ -21,7 +20,7 @@ export interface ObjectOwner {
  * gateway's `objectTtlMs`.
  */
 export interface VendorObjectStore {
-  remember(vendor: VendorName, objects: { id: string; owner: ObjectOwner }[], ttlMs: number): Promise<void>;
+  remember(vendor: string, objects: { id: string; owner: ObjectOwner }[], ttlMs: number): Promise<void>;
   /** One entry per id, null for an id Genway never saw (or whose record expired). */
-  recall(vendor: VendorName, ids: readonly string[]): Promise<(ObjectOwner | null)[]>;
+  recall(vendor: string, ids: readonly string[]): Promise<(ObjectOwner | null)[]>;
 }

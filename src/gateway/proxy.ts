@@ -4,7 +4,8 @@ import { Agent, type Dispatcher } from 'undici';
 import { ApiError } from '../errors';
 import type { TryOutcome, VendorKey } from './key-pool';
 import type { Upstream } from './upstream';
-import { VENDORS } from './vendors';
+import type { UpstreamRequest } from './upstreams/types';
+import { INBOUND } from './vendors';
 
 /**
  * A fixed set of lower-case header names, asked about every header of every call. A `Set` hashes each name it is
@@ -62,7 +63,7 @@ export const VENDOR_SESSION_HEADERS = [
  */
 const DROP_FROM_REQUEST = new HeaderNameSet([
   ...HOP_BY_HOP,
-  ...VENDORS.flatMap((v) => v.keyHeaders),
+  ...INBOUND.flatMap((v) => v.keyHeaders),
   'accept-encoding',
   'host',
   'via',
@@ -188,7 +189,53 @@ export interface ForwardOptions {
   lingers?(): boolean;
   /** Runs once when the client's response is over (finished or cut). */
   onClose(exchange: Exchange): void;
+  /** A routed call (`gateway.routes`): its targets, tried in order, each answer adapted for the caller. */
+  route?: RoutedForward;
+  /** Genway's own errors in the caller's shape (default: the upstream's, which is the caller's on passthrough). */
+  renderError?(res: ServerResponse, err: ApiError, headers: Record<string, string>): void;
 }
+
+/** One target of a routed call: an upstream, and the request it is sent (built when the target is first tried). */
+export interface RoutedTarget {
+  readonly upstream: Upstream;
+  request(): UpstreamRequest;
+}
+
+/**
+ * A routed call's way through the proxy: its targets in the order they are tried (each target's key pool within it);
+ * a 429, a 5xx, a refused key or a connect error before any byte reached the client hands the call to the next.
+ */
+export interface RoutedForward {
+  readonly targets: readonly RoutedTarget[];
+  /** Client headers that never go up (a translated call's own format's headers). */
+  readonly drop?: HeaderNameSet;
+  /** The answer `target` gave is the client's: how its bytes are adapted for the caller (none: as they come). */
+  adapt(target: RoutedTarget, status: number, head: ResponseHead): Adaptation | undefined;
+  /** The target (and key) whose answer the client gets, or that the last try went to. */
+  served(target: RoutedTarget, key: VendorKey | undefined): void;
+}
+
+/** How a routed answer reaches the caller: framing, format and error shape changed as it passes. */
+export interface Adaptation {
+  /** The caller's Content-Type, replacing the upstream's. */
+  contentType?: string;
+  /** The upstream's framing undone (AWS's event stream into server-sent events): the tap reads what this returns. */
+  deframe?(chunk: Buffer): Buffer;
+  /** Reads the (deframed) answer for its usage. */
+  tap?(chunk: Buffer): void;
+  /** Changes the (deframed, tapped) bytes as they pass, event by event; `end` flushes what it held. */
+  transform?: { write(chunk: Buffer): Buffer; end(): Buffer };
+  /**
+   * Rewrites the whole answer (held, up to ROUTED_HOLD_LIMIT), sent with its new length: a JSON answer in another
+   * format or an error in another shape. Throws an ApiError (an answer it cannot read): the client gets that instead.
+   */
+  whole?(body: Buffer): Buffer;
+  /** The answer streams to the client (never held back by a chunk for the charge). */
+  streams: boolean;
+}
+
+/** The most of a routed answer held to be rewritten whole: past it the call fails (502), never passes unread. */
+const ROUTED_HOLD_LIMIT = 64 << 20;
 
 export interface ProxyOptions {
   connectTimeoutMs: number;
@@ -295,6 +342,7 @@ const HOLD_LIMIT = 64 << 10;
 
 /** Errors before the request reached the vendor: another key or origin may do. */
 const CONNECT_ERRORS = new Set([
+  'GENWAY_UPSTREAM_AUTH',
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
@@ -376,6 +424,42 @@ function upstreamHeaders(
   return out;
 }
 
+/**
+ * Headers for a routed try: the client's, minus credentials, hop-by-hop ones, what the target's request sets or moves
+ * (into its body) and what the route drops; plus the target's own, a JSON type when the client named none, Host and
+ * Via. The target's auth is added to these, over exactly these (a SigV4 signature covers them).
+ */
+function routedHeaders(
+  req: IncomingMessage,
+  request: UpstreamRequest,
+  host: string,
+  drop: HeaderNameSet | undefined,
+): [string, string][] {
+  const raw = req.rawHeaders;
+  const listed = connectionTokens(req.headers.connection);
+  const own = new Set(request.headers.map(([name]) => name));
+  const moved = request.drop;
+  const out: [string, string][] = [['host', host]];
+  let typed = own.has('content-type');
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i].toLowerCase();
+    if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || lower === 'content-length') continue;
+    if (own.has(lower) || moved?.includes(lower) || drop?.has(lower)) continue;
+    if (lower === 'content-type') typed = true;
+    out.push([lower, raw[i + 1]]);
+  }
+  for (const [name, value] of request.headers) out.push([name, value]);
+  if (!typed) out.push(['content-type', 'application/json']);
+  const via = req.headers.via;
+  out.push(['via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY]);
+  return out;
+}
+
+/** An error that kept a routed try from being sent (a token grant, a signature): as a connect error, another target may do. */
+class UpstreamAuthError extends Error {
+  readonly code = 'GENWAY_UPSTREAM_AUTH';
+}
+
 /** A response held whole for `rewriteBody`: its head waits for it. */
 interface HeldBody {
   status: number;
@@ -385,6 +469,8 @@ interface HeldBody {
   statusMessage: string;
   chunks: Buffer[];
   size: number;
+  /** A routed answer's rewrite (Adaptation.whole): it must be read whole, or not at all. */
+  rewrite?(body: Buffer): Buffer;
 }
 
 /**
@@ -414,6 +500,12 @@ class Forwarding implements LegacyHandler {
   private draining = false;
   private lingering: NodeJS.Timeout | undefined;
   failover: Failover | undefined;
+  /** A routed call's target of the current try (the one whose answer is the client's, once it answers). */
+  target: RoutedTarget | undefined;
+  /** A routed answer's framing undone before the tap (Adaptation.deframe). */
+  private deframe: ((chunk: Buffer) => Buffer) | undefined;
+  /** A routed answer's Content-Type for the caller. */
+  private contentType: string | undefined;
 
   constructor(
     readonly agent: Agent,
@@ -425,8 +517,14 @@ class Forwarding implements LegacyHandler {
     this.exchange = { start: options.start, sent: 0, complete: false };
   }
 
-  /** Sends one try upstream, on `key` (or the vendor's own origin when it has no key). */
-  dispatch(key: VendorKey | undefined, handler: LegacyHandler): void {
+  /** The upstream a try goes to: its target's, or the call's own. */
+  upstreamOf(target: RoutedTarget | undefined): Upstream {
+    return target ? target.upstream : this.options.upstream;
+  }
+
+  /** Sends one try upstream, on `key` (or the vendor's own origin when it has no key), to `target` on a routed call. */
+  dispatch(key: VendorKey | undefined, handler: LegacyHandler, target?: RoutedTarget): void {
+    if (target) return this.dispatchRouted(target, key, handler);
     const { options, req } = this;
     const { upstream, body } = options;
     this.agent.dispatch(
@@ -443,6 +541,47 @@ class Forwarding implements LegacyHandler {
     );
   }
 
+  /**
+   * A routed try: the target's request (built once per target), the client's headers around it, then the target's
+   * auth over exactly what goes (a signature, or a token shared by concurrent calls), then the request.
+   */
+  private dispatchRouted(target: RoutedTarget, key: VendorKey | undefined, handler: LegacyHandler): void {
+    this.target = target;
+    const { upstream } = target;
+    const at = key ?? upstream;
+    let request: UpstreamRequest;
+    try {
+      request = target.request();
+    } catch (err) {
+      handler.onError(err as Error);
+      return;
+    }
+    const url = new URL(at.basePath + request.path, at.origin);
+    const headers = routedHeaders(this.req, request, at.origin.host, this.options.route!.drop);
+    const send = (auth: readonly (readonly [string, string])[]) => {
+      if (this.closed) return handler.onError(new ClientGone());
+      const flat: string[] = [];
+      for (const [name, value] of headers) flat.push(name, value);
+      for (const [name, value] of auth) flat.push(name, value);
+      this.agent.dispatch(
+        { origin: at.origin.origin, method: this.req.method!, path: url.pathname + url.search, headers: flat, body: request.body },
+        handler as unknown as Dispatcher.DispatchHandler,
+      );
+    };
+    if (!key) return send([]);
+    let auth: ReturnType<Upstream['calls']['authorize']>;
+    try {
+      auth = upstream.calls.authorize({ method: this.req.method!, url, headers, body: request.body }, key);
+    } catch (err) {
+      handler.onError(new UpstreamAuthError(`credentials failed: ${(err as Error).message}`));
+      return;
+    }
+    if (Array.isArray(auth)) return send(auth);
+    (auth as Promise<(readonly [string, string])[]>).then(send, (err: unknown) =>
+      handler.onError(new UpstreamAuthError(`credentials failed: ${(err as Error).message}`)),
+    );
+  }
+
   // undici's handler of the one try of a call that cannot fail over (one key, a pinned object, a streamed upload).
 
   onConnect(abort: (err?: Error) => void): void {
@@ -456,7 +595,7 @@ class Forwarding implements LegacyHandler {
     if (key) {
       const outcome = outcomeOf(status);
       const failure = outcome === 'rate_limited' || outcome === 'server_error';
-      this.options.upstream.pool.settle(key, outcome, {
+      this.upstreamOf(this.target).pool.settle(key, outcome, {
         requestId: this.options.requestId,
         tryNo: 1,
         status,
@@ -468,6 +607,7 @@ class Forwarding implements LegacyHandler {
       }
       this.options.onKey?.(key);
     }
+    if (this.target) this.options.route!.served(this.target, key);
     this.head(status, raw, resume, statusMessage);
     return true;
   }
@@ -486,8 +626,9 @@ class Forwarding implements LegacyHandler {
     const key = this.options.key;
     if (key && !this.answered) {
       const { code, outcome } = errorOutcomeOf(err);
-      this.options.upstream.pool.settle(key, outcome, { requestId: this.options.requestId, tryNo: 1, code });
+      this.upstreamOf(this.target).pool.settle(key, outcome, { requestId: this.options.requestId, tryNo: 1, code });
     }
+    if (this.target) this.options.route!.served(this.target, key);
     this.failed(err);
   }
 
@@ -499,6 +640,7 @@ class Forwarding implements LegacyHandler {
     this.resumeUpstream = resume;
     if (this.closed) return;
     const head = readHead(raw);
+    if (this.target) return this.routedHead(this.target, status, statusMessage, head);
     // The vendor's length no longer holds once bytes are taken out: the client gets it chunked.
     let length: null | undefined;
     if (options.transform && status < 300 && isPlainEventStream(head)) {
@@ -513,17 +655,78 @@ class Forwarding implements LegacyHandler {
     this.holdLast = this.tap !== undefined && options.beforeEnd !== undefined && !isPlainEventStream(head);
   }
 
+  /** A routed answer's head: adapted for the caller (framing, format, error shape), or passed as it came. */
+  private routedHead(target: RoutedTarget, status: number, statusMessage: string, head: VendorHead): void {
+    const { options } = this;
+    let adaptation: Adaptation | undefined;
+    try {
+      adaptation = options.route!.adapt(target, status, head);
+    } catch (err) {
+      return this.refuseAnswer(err);
+    }
+    if (!adaptation) {
+      this.writeHead(status, statusMessage, head, undefined);
+      return;
+    }
+    this.deframe = adaptation.deframe;
+    this.tap = adaptation.tap;
+    this.contentType = adaptation.contentType;
+    if (adaptation.whole) {
+      this.held = { status, head, length: undefined, statusMessage, chunks: [], size: 0, rewrite: adaptation.whole };
+      return;
+    }
+    let length: null | undefined;
+    if (adaptation.transform || adaptation.deframe) {
+      this.transform = adaptation.transform;
+      length = null;
+    }
+    this.writeHead(status, statusMessage, head, length);
+    this.holdLast = this.tap !== undefined && options.beforeEnd !== undefined && !adaptation.streams;
+  }
+
+  /** A routed answer Genway cannot give the caller (one it cannot read): Genway's error instead, charged nothing. */
+  private refuseAnswer(err: unknown): void {
+    this.refused = true;
+    this.tap = undefined;
+    this.held = null;
+    this.abortUpstream?.(new ClientGone());
+    const apiError =
+      err instanceof ApiError ? err : new ApiError('bad_gateway', `Upstream answer unreadable: ${(err as Error).message}`);
+    this.renderError(apiError);
+  }
+
+  private renderError(err: ApiError): void {
+    const { options } = this;
+    const headers = { [REQUEST_ID_HEADER]: options.requestId };
+    if (options.renderError) options.renderError(this.res, err, headers);
+    else options.upstream.renderError(this.res, err, headers);
+  }
+
   data(chunk: Buffer): boolean {
     if (this.closed) {
-      if (this.draining) this.tap?.(chunk);
+      if (this.draining) this.drain(chunk);
       return true; // what was in flight goes nowhere
     }
     const held = this.held;
     if (held) {
       held.chunks.push(chunk);
       held.size += chunk.length;
-      if (held.size > REWRITE_LIMIT) this.writeHeld(); // too big to be object metadata: passes unchanged
+      if (held.rewrite) {
+        if (held.size > ROUTED_HOLD_LIMIT) {
+          this.refuseAnswer(new ApiError('bad_gateway', `Upstream answer larger than ${ROUTED_HOLD_LIMIT} bytes to rewrite`));
+        }
+      } else if (held.size > REWRITE_LIMIT) this.writeHeld(); // too big to be object metadata: passes unchanged
       return true;
+    }
+    if (this.deframe) {
+      try {
+        chunk = this.deframe(chunk);
+      } catch (err) {
+        // The stream is the client's already: cut, never completed with a made-up end.
+        this.abortUpstream?.(new ClientGone());
+        this.res.destroy(err as Error);
+        return true;
+      }
     }
     this.tap?.(chunk);
     if (this.transform) chunk = this.transform.write(chunk);
@@ -538,12 +741,22 @@ class Forwarding implements LegacyHandler {
     return false;
   }
 
+  /** Reads a chunk its client left for the usage it carries (deframed first, on a routed call). */
+  private drain(chunk: Buffer): void {
+    try {
+      this.tap?.(this.deframe ? this.deframe(chunk) : chunk);
+    } catch {
+      this.tap = undefined; // unreadable from here: billed for what was read
+    }
+  }
+
   complete(): void {
     const { exchange, options, res } = this;
     exchange.upstreamEnd = performance.now();
     exchange.complete = true;
     if (this.draining) return this.drained();
     const held = this.held;
+    if (held?.rewrite && !this.closed) return this.completeRewritten(held, held.rewrite);
     if (held && !this.closed) this.writeHeld(options.rewriteBody!(Buffer.concat(held.chunks, held.size)));
     if (this.transform && !this.closed) res.write(this.transform.end());
     const waiting = options.beforeEnd?.();
@@ -556,6 +769,27 @@ class Forwarding implements LegacyHandler {
     else this.res.end();
   }
 
+  /**
+   * A routed answer held whole is rewritten for the caller (or refused when it cannot be read): the tap reads the
+   * upstream's bytes, and the rewritten body goes last, after `beforeEnd`, as a metered body's last chunk does.
+   */
+  private completeRewritten(held: HeldBody, rewrite: (body: Buffer) => Buffer): void {
+    this.held = null;
+    const body = Buffer.concat(held.chunks, held.size);
+    let rewritten: Buffer;
+    try {
+      rewritten = rewrite(body);
+    } catch (err) {
+      return this.refuseAnswer(err);
+    }
+    this.tap?.(body);
+    this.writeHead(held.status, held.statusMessage, held.head, rewritten.length);
+    this.last = rewritten.length ? rewritten : null;
+    const waiting = this.options.beforeEnd?.();
+    if (waiting) void waiting.finally(() => this.end());
+    else this.end();
+  }
+
   /** Upstream unreachable or cut: Genway's own error in the vendor's shape, or a cut client stream. */
   failed(err: Error): void {
     const { res, options } = this;
@@ -564,7 +798,7 @@ class Forwarding implements LegacyHandler {
       res.destroy();
       return;
     }
-    const vendor = options.upstream;
+    const vendor = this.upstreamOf(this.target);
     const code = (err as NodeJS.ErrnoException).code ?? '';
     const phase = TIMEOUT_PHASE[code];
     const apiError = phase
@@ -574,9 +808,12 @@ class Forwarding implements LegacyHandler {
         )
       : new ApiError(
           'bad_gateway',
-          `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
+          err instanceof UpstreamAuthError
+            ? `Upstream ${vendor.name}: ${err.message}`
+            : `Upstream ${vendor.name} unreachable: ${(err.cause as NodeJS.ErrnoException | undefined)?.code ?? (code || err.message)}`,
         );
-    vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: options.requestId });
+    if (options.renderError) options.renderError(res, apiError, { [REQUEST_ID_HEADER]: options.requestId });
+    else vendor.renderError(res, apiError, { [REQUEST_ID_HEADER]: options.requestId });
   }
 
   /**
@@ -588,8 +825,7 @@ class Forwarding implements LegacyHandler {
     this.refused = true;
     this.exchange.status = 401;
     this.exchange.headers ??= performance.now();
-    const { upstream, requestId } = this.options;
-    upstream.renderError(this.res, keyRefused(upstream.name, key), { [REQUEST_ID_HEADER]: requestId });
+    this.renderError(keyRefused(this.upstreamOf(this.target).name, key));
   }
 
   /** Whether the client has had any of an answer: a try is then the one the client gets, whatever comes of it. */
@@ -668,13 +904,14 @@ class Forwarding implements LegacyHandler {
       else if (name === 'content-length') {
         if (length !== undefined) continue;
         hasLength = true;
-      }
+      } else if (name === 'content-type' && this.contentType !== undefined) continue;
       if (!DROP_FROM_RESPONSE.has(name) && !isVendorQuota(name)) out.push(name, value);
     }
     if (typeof length === 'number') {
       out.push('content-length', String(length));
       hasLength = true;
     }
+    if (this.contentType !== undefined) out.push('content-type', this.contentType);
     if (options.onResponse) {
       // A route that rewrites headers (a resumable upload's session URL) gets them as an object, and the list is
       // rebuilt from it; any other reads only the head (no object per response on the metered routes).
@@ -715,64 +952,87 @@ class Forwarding implements LegacyHandler {
  * Failover (src/gateway/key-pool.ts): a 429, a 5xx or a connect error before any byte reached the client is tried
  * again on the pool's next key, when the body can be sent again (read whole, or none; a piped upload cannot) and the
  * key is not pinned to the objects the call names. Routes whose answers carry the vendor's own URLs (rewritten to
- * Genway's) stay on the first key's origin. Built only for a call that can fail over.
+ * Genway's) stay on the first key's origin. A routed call, once a target's keys are spent (or it has none), goes on to
+ * its next target; a refused key (401) does too. Built only for a call that can fail over.
  */
 class Failover {
   readonly tried: VendorKey[] = [];
   timer: NodeJS.Timeout | undefined;
   /** The latest answer that was given up for another key: the client gets it when no later try answers. */
-  given: (HeldAnswer & { key: VendorKey }) | null = null;
+  given: (HeldAnswer & { key: VendorKey | undefined; target: RoutedTarget | undefined }) | null = null;
   private readonly sameOrigin: string | undefined;
+  /** Tries on the current target (a routed call's), the first included. */
+  private triesHere = 0;
 
   constructor(readonly call: Forwarding) {
     const { options } = call;
     this.sameOrigin = options.rewriteBody || options.rewritesHeaders ? options.key?.origin.origin : undefined;
   }
 
-  attempt(key: VendorKey | undefined): void {
+  attempt(key: VendorKey | undefined, target?: RoutedTarget): void {
     if (key) this.tried.push(key);
-    this.call.dispatch(key, new Try(this, key, this.tried.length));
+    this.triesHere++;
+    this.call.dispatch(key, new Try(this, key, this.tried.length, target), target);
   }
 
-  /** Another key for this failure, or undefined when the answer (or error) is the one the client gets. */
+  /**
+   * The next try after a failure (on `target`, a routed call's), or undefined when the answer (or error) is the one
+   * the client gets. `wait`: the pool's advice for another key (undefined: none is worth it).
+   */
   another(
+    target: RoutedTarget | undefined,
     tryNo: number,
     wait: number | undefined,
     advice?: string,
-  ): { key: VendorKey; wait: number } | undefined {
-    const pool = this.call.options.upstream.pool;
-    if (wait === undefined || this.call.closed || tryNo >= pool.policy.attempts || advice === 'false')
-      return undefined;
-    const next = pool.next(this.tried, Date.now() + wait, this.sameOrigin);
-    return next && { key: next, wait };
+  ): { key: VendorKey | undefined; target: RoutedTarget | undefined; wait: number } | undefined {
+    const { call } = this;
+    if (wait === undefined || call.closed || advice === 'false') return undefined;
+    const pool = call.upstreamOf(target).pool;
+    const attempts = pool.policy.attempts;
+    if (target ? this.triesHere < attempts : tryNo < attempts) {
+      const next = pool.next(this.tried, Date.now() + wait, this.sameOrigin);
+      if (next) return { key: next, target, wait };
+    }
+    const targets = call.options.route?.targets;
+    if (!target || !targets) return undefined;
+    const following = targets[targets.indexOf(target) + 1];
+    if (!following) return undefined;
+    return { key: following.upstream.pool.first(), target: following, wait: 0 };
   }
 
   /** The next try, after `wait` ms; a client gone meanwhile ends it all. */
-  retry(key: VendorKey, wait: number): void {
+  retry(then: { key: VendorKey | undefined; target: RoutedTarget | undefined; wait: number }, from: RoutedTarget | undefined): void {
     this.call.abortUpstream = undefined;
+    if (then.target !== from) this.triesHere = 0;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (!this.call.closed) this.attempt(key);
-    }, wait);
+      if (!this.call.closed) this.attempt(then.key, then.target);
+    }, then.wait);
   }
 
-  /** Gives the client an answer that was held: it came from `answer.key`. */
-  pass(answer: HeldAnswer & { key: VendorKey }): void {
+  /** Gives the client an answer that was held: it came from `answer.key` (of `answer.target`). */
+  pass(answer: HeldAnswer & { key: VendorKey | undefined; target: RoutedTarget | undefined }): void {
     const call = this.call;
-    call.options.onKey?.(answer.key);
+    call.target = answer.target;
+    if (answer.key) call.options.onKey?.(answer.key);
+    if (answer.target) call.options.route!.served(answer.target, answer.key);
     call.head(answer.status, answer.raw, noop, answer.statusMessage);
     for (const chunk of answer.chunks) call.data(chunk);
     call.complete();
   }
 }
 
-/** One try of a call that can fail over, on one key: undici's handler for it. */
+/** Whether a try's outcome hands a routed call to its next target even without a key of its own to settle. */
+const routedFailure = (outcome: TryOutcome) =>
+  outcome === 'rate_limited' || outcome === 'server_error' || outcome === 'key_rejected';
+
+/** One try of a call that can fail over, on one key (of one target, on a routed call): undici's handler for it. */
 class Try implements LegacyHandler {
   /** This try was given up for another key: what it still delivers goes nowhere. */
   private over = false;
   /** An answer held while it may still be given up (its body read whole, bounded). */
   private answer: HeldAnswer | null = null;
-  private then: { key: VendorKey; wait: number } | undefined;
+  private then: { key: VendorKey | undefined; target: RoutedTarget | undefined; wait: number } | undefined;
   /** The vendor refused this try's key (401): its answer is never the client's. */
   private rejected = false;
 
@@ -780,6 +1040,7 @@ class Try implements LegacyHandler {
     private readonly failover: Failover,
     private readonly key: VendorKey | undefined,
     private readonly tryNo: number,
+    private readonly target?: RoutedTarget,
   ) {}
 
   onConnect(abort: (err?: Error) => void): void {
@@ -792,18 +1053,24 @@ class Try implements LegacyHandler {
     if (status < 200 || this.over) return true; // 1xx: informational, the final answer follows
     const { call } = this.failover;
     const key = this.key;
-    if (key) {
+    const target = this.target;
+    if (key || target) {
       const outcome = outcomeOf(status);
       const failure = outcome === 'rate_limited' || outcome === 'server_error';
       const retryAfterMs = failure ? retryAfterOf(raw) : undefined;
-      const { requestId, upstream } = call.options;
-      const wait = upstream.pool.settle(key, outcome, { requestId, tryNo: this.tryNo, status, retryAfterMs });
+      const { requestId } = call.options;
+      const wait = key
+        ? call.upstreamOf(target).pool.settle(key, outcome, { requestId, tryNo: this.tryNo, status, retryAfterMs })
+        : routedFailure(outcome)
+          ? 0
+          : undefined;
       this.then = this.failover.another(
+        target,
         this.tryNo,
         wait,
         failure ? header(raw, 'x-should-retry') : undefined,
       );
-      this.rejected = outcome === 'key_rejected';
+      this.rejected = key !== undefined && outcome === 'key_rejected';
       if (this.then) {
         this.answer = { status, raw, statusMessage, chunks: [], size: 0, complete: false };
         return true;
@@ -812,11 +1079,16 @@ class Try implements LegacyHandler {
         // No key left: an earlier key's answer that was given up (a 429, a 5xx), else Genway's own error.
         this.over = true;
         if (this.failover.given) this.failover.pass(this.failover.given);
-        else call.refuseKey(key);
+        else {
+          call.target = target;
+          call.refuseKey(key!);
+        }
         return true;
       }
-      call.options.onKey?.(key);
+      if (key) call.options.onKey?.(key);
+      if (target) call.options.route!.served(target, key);
     }
+    call.target = target;
     call.head(status, raw, resume, statusMessage);
     return true;
   }
@@ -849,23 +1121,29 @@ class Try implements LegacyHandler {
     if (this.over || err instanceof Superseded || call.closed || err instanceof ClientGone) return;
     if (this.answer) return this.giveUp(); // a given-up answer that broke: the next key goes on without it
     const key = this.key;
-    if (key && !call.answered) {
+    const target = this.target;
+    if ((key || target) && !call.answered) {
       const { code, outcome } = errorOutcomeOf(err);
-      const { requestId, upstream } = call.options;
-      this.then = failover.another(
-        this.tryNo,
-        upstream.pool.settle(key, outcome, { requestId, tryNo: this.tryNo, code }),
-      );
+      const { requestId } = call.options;
+      const wait = key
+        ? call.upstreamOf(target).pool.settle(key, outcome, { requestId, tryNo: this.tryNo, code })
+        : outcome === 'connect_error'
+          ? 0
+          : undefined;
+      this.then = failover.another(target, this.tryNo, wait);
       if (this.then) return this.giveUp();
       if (failover.given) return failover.pass(failover.given);
     }
+    call.target = target;
+    if (target) call.options.route!.served(target, key);
     call.failed(err);
   }
 
   private giveUp(): void {
     this.over = true;
-    if (this.answer?.complete && !this.rejected) this.failover.given = { ...this.answer, key: this.key! };
-    this.failover.retry(this.then!.key, this.then!.wait);
+    if (this.answer?.complete && !this.rejected)
+      this.failover.given = { ...this.answer, key: this.key, target: this.target };
+    this.failover.retry(this.then!, this.target);
   }
 }
 
@@ -898,13 +1176,14 @@ export class VendorProxy {
    */
   forward(req: IncomingMessage, res: ServerResponse, options: ForwardOptions): { close(): void } {
     const call = new Forwarding(this.agent, this.options, req, res, options);
-    const { body } = options;
+    const { body, route } = options;
     const failover = !options.pinned && (body === null || Buffer.isBuffer(body));
     call.exchange.sent = performance.now();
-    if (failover && options.upstream.pool.members.length > 1) {
+    const target = route?.targets[0];
+    if (failover && (options.upstream.pool.members.length > 1 || (route && route.targets.length > 1))) {
       call.failover = new Failover(call);
-      call.failover.attempt(options.key);
-    } else call.dispatch(options.key, call);
+      call.failover.attempt(options.key, target);
+    } else call.dispatch(options.key, call, target);
     return call;
   }
 

@@ -26,8 +26,12 @@ import { formValues, nameMentions } from './form';
 import { UsageMeter } from './meter';
 import type { ObjectOwner } from './objects';
 import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
+import { ModelRoutes, type Target } from './model-routes';
+import type { RoutedTarget } from './proxy';
+import { adaptAnswer, readModelCall, usageFormatOf, VENDOR_OF_FORMAT, withStreamUsage } from './routed';
 import { RouteTable, type Resolution } from './routes';
-import { bindUpstreams, type Upstream } from './upstream';
+import { bindUpstreams, renderError, type Upstream } from './upstream';
+import type { ModelCall, UpstreamRequest } from './upstreams/types';
 import { createUsageTap, type UsageReading, type UsageTap } from './usage';
 import {
   mayReference,
@@ -40,7 +44,7 @@ import {
   type VendorDefinition,
   type VendorName,
 } from './vendor';
-import { VENDORS } from './vendors';
+import { INBOUND } from './vendors';
 import { proxyWebSocket } from './websocket';
 
 export interface GatewayDeps {
@@ -88,12 +92,12 @@ const OWNED = new Set([
   'v1alpha',
   'upload',
   'download',
-  ...VENDORS.map((v) => v.mount.slice(1)),
+  ...INBOUND.map((v) => v.mount.slice(1)),
 ]);
-const MOUNTS = new Map(VENDORS.map((v) => [v.mount.slice(1), v]));
+const MOUNTS = new Map(INBOUND.map((v) => [v.mount.slice(1), v]));
 /** Each vendor's 401 messages, naming where its SDKs send a key. */
 const AUTH_MESSAGES = new Map<string, AuthMessages>(
-  VENDORS.map((v) => [
+  INBOUND.map((v) => [
     v.name,
     vendorAuthMessages([
       ...v.keyHeaders.map((h) => (h === 'authorization' ? 'Authorization: Bearer' : h)),
@@ -448,12 +452,36 @@ function toolCost(price: Price, vendor: VendorDefinition, u: TokenUsage): number
 const CREATED_JSON_BYTES = 1 << 20;
 const HEAD_BYTES = 8 << 10;
 
+/** A route spec that names a model call (what `plan` routes). */
+type RoutedSpec = RouteSpec & { call: NonNullable<RouteSpec['call']> };
+
+/** A target of one routed call: its request built once, when first tried (a fallback may never be). */
+interface RoutedCallTarget extends RoutedTarget {
+  readonly format: ModelCall['format'];
+  /** The call asked a chat stream's usage on the client's behalf: the usage-only chunk is kept from the client. */
+  readonly askedUsage: boolean;
+}
+
+function routedTarget(target: Target, read: ModelCall): RoutedCallTarget {
+  const { call: sent, added } = withStreamUsage(read);
+  let built: UpstreamRequest | undefined;
+  return {
+    upstream: target.upstream,
+    format: read.format,
+    askedUsage: added,
+    request: () => (built ??= target.upstream.calls.request(sent, target.model)),
+  };
+}
+
 /** One gateway exchange: who asked, where it goes, and how it ended, for the access line and metrics. */
 interface Call {
   requestId: string;
   start: number;
   route: string;
-  upstream: Upstream;
+  /** The format the client called in: Genway's own errors take its shape. */
+  inbound: VendorDefinition;
+  /** Where it goes: the vendor's own upstream (its format's unrouted calls); a routed call's target once one answers. */
+  upstream: Upstream | undefined;
   /** The proxy's part of the call, once it forwards: closed with the client's response. */
   forwarding?: { close(): void };
   /** The call's trace span, only while tracing is on. */
@@ -480,16 +508,18 @@ export function createGateway({
   clock,
 }: GatewayDeps): Gateway {
   const gateway = config.gateway;
-  const upstreams = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
+  const every = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
+  const upstreams = every.vendors;
   const keyHealth = store.vendorKeyHealth
     ? watchKeyHealth(
-        Object.values(upstreams).map((u) => u.pool),
+        [...every.byId.values()].map((u) => u.pool),
         store.vendorKeyHealth,
         gateway.failover.refreshMs,
         logger,
       )
     : undefined;
-  const table = new RouteTable(VENDORS);
+  const modelRoutes = new ModelRoutes(gateway.routes, every.byId);
+  const table = new RouteTable(INBOUND);
   const proxy = new VendorProxy({
     connectTimeoutMs: gateway.connectTimeoutMs,
     idleTimeoutMs: gateway.idleTimeoutMs,
@@ -566,7 +596,7 @@ export function createGateway({
 
   const now = () => (clock ?? systemClock).now();
   /** Records objects a call made as its account's (a failed write is logged: the call itself went through). */
-  const rememberObjects = (vendor: VendorName, records: { id: string; owner: ObjectOwner }[]) =>
+  const rememberObjects = (vendor: string, records: { id: string; owner: ObjectOwner }[]) =>
     objects
       .remember(
         vendor,
@@ -584,7 +614,7 @@ export function createGateway({
    */
   async function ownedBy(
     auth: AuthContext,
-    vendor: VendorName,
+    vendor: string,
     named: string[],
   ): Promise<(ObjectOwner | null)[]> {
     const owners = await objects.recall(vendor, named);
@@ -633,9 +663,11 @@ export function createGateway({
     auth: AuthContext,
     requestModel: string | undefined,
     readings: UsageReading[],
+    /** Whose rules price it (tool calls, service tiers): the upstream's format's, for a routed call. */
+    pricing: VendorDefinition = upstream.def,
   ): void {
     meterAll(upstream, auth, requestModel, readings);
-    const micros = priceOf(upstream.def, requestModel, readings);
+    const micros = priceOf(pricing, requestModel, readings);
     // The tokens are spent: the price goes on the key and model's tab (the ledger then takes it, or what is left of
     // the balance; the next call is refused once the balance is owed).
     if (micros > 0)
@@ -709,7 +741,7 @@ export function createGateway({
       return;
     }
     if (req.readable) req.resume(); // drain an unread body so the connection can be reused
-    call.upstream.renderError(res, apiError, refusalHeaders(call, apiError.status));
+    renderError(call.inbound, res, apiError, refusalHeaders(call, apiError.status));
   }
 
   /** Scheme, host and mount the client called, for URLs handed back to it (a resumable upload's session URL). */
@@ -734,7 +766,7 @@ export function createGateway({
   async function handle(req: IncomingMessage, res: ServerResponse, call: Call, r: Request): Promise<void> {
     const { resolution } = r;
     const vendor = resolution.vendor;
-    const upstream = call.upstream;
+    const own = call.upstream;
     const route = resolution.kind === 'route' ? resolution.route : undefined;
     const spec = route?.spec;
     const params = resolution.kind === 'route' ? resolution.params : {};
@@ -751,7 +783,8 @@ export function createGateway({
     if (r.path.includes('%') && !decodable(r.path)) {
       throw new ApiError('invalid_request', 'Malformed percent-escape in the path');
     }
-    if (resolution.kind === 'unknown' && !r.mount) {
+    // A cloud format's mount passes nothing it does not know: its calls go only where routes send them.
+    if (resolution.kind === 'unknown' && (!r.mount || vendor.mountOnly)) {
       throw new ApiError('not_found', `No ${vendor.name} route for ${req.method} ${r.path}`);
     }
     if (hasOwnVia(req.headers.via)) {
@@ -795,6 +828,7 @@ export function createGateway({
     const readsBody =
       spec !== undefined
         ? spec.model === 'body' ||
+          spec.call !== undefined ||
           (spec.refs && !isMultipart(req.headers['content-type'])) ||
           spec.stored !== undefined ||
           (spec.model === 'batch' && !!auth.models) ||
@@ -871,6 +905,16 @@ export function createGateway({
       const balanceRead = balanceGuard.check(auth.accountId);
       if (balanceRead) await balanceRead;
     }
+
+    const planned = spec?.call ? plan(vendor, model) : undefined;
+    if (planned) {
+      // A routed call may still name objects (a file id, a cached content): only its own account's.
+      const named = namedObjects(spec, vendor, params, r, text, json);
+      if (named.length) await ownedBy(auth, vendor.name, named);
+      return forwardRouted(req, res, call, r, spec as RoutedSpec, auth, model!, text, json, planned);
+    }
+    if (!own) throw new ApiError('not_found', `No ${vendor.name} route for ${req.method} ${r.path}`);
+    const upstream = own;
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
     const named = namedObjects(spec, vendor, params, r, text, json);
@@ -1020,6 +1064,130 @@ export function createGateway({
     });
   }
 
+  /**
+   * The targets a model call tries: its route's, in the route's order; for a cloud format's call naming a model no
+   * route names, the first upstream of that cloud's type, with the model as named. Undefined: the vendor's own.
+   */
+  function plan(vendor: VendorDefinition, model: string | undefined): Target[] | undefined {
+    const planned = model === undefined ? undefined : modelRoutes.plan(model);
+    if (planned || !vendor.mountOnly) return planned;
+    const upstream = every.firstOf(vendor.name);
+    if (!upstream || model === undefined) {
+      throw new ApiError(
+        'not_found',
+        `No route for model ${model ?? '(none)'} in gateway.routes, and no ${vendor.name} upstream in gateway.upstreams`,
+      );
+    }
+    return [{ upstream, model }];
+  }
+
+  /**
+   * A routed call (src/gateway/model-routes.ts): each target gets the call in its own envelope (the model's name and
+   * what its API requires changed, every other byte as sent), its answer comes back in the caller's framing and error
+   * shape, read for usage by its format's reader and priced by the route's name.
+   */
+  function forwardRouted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Call,
+    r: Request,
+    spec: RoutedSpec,
+    auth: AuthContext,
+    model: string,
+    text: string | undefined,
+    json: Json | undefined,
+    planned: Target[],
+  ): void {
+    const vendor = r.resolution.vendor;
+    const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
+    const read = readModelCall(vendor, spec, text, json, req.headers, query);
+    const skipped: string[] = [];
+    const targets: RoutedCallTarget[] = [];
+    for (const t of planned) {
+      const format = t.upstream.calls.format(t.model, read.format);
+      if (format !== read.format) {
+        skipped.push(`${t.upstream.name} speaks ${format}`);
+        continue;
+      }
+      if (!t.upstream.calls.serves(format, read.op)) {
+        skipped.push(`${t.upstream.name} serves no ${format} ${read.op === 'count' ? 'token count' : 'call'}`);
+        continue;
+      }
+      targets.push(routedTarget(t, read));
+    }
+    if (!targets.length) {
+      throw new ApiError(
+        'invalid_request',
+        `model: no target of ${JSON.stringify(model)} takes this ${read.format} call (${skipped.join('; ')})`,
+      );
+    }
+    const first = targets[0];
+    let served: RoutedCallTarget = first;
+    let tap: UsageTap | null = null;
+    let recorded = false;
+    const failed = (err: unknown) =>
+      logger.error({ err, upstream: served.upstream.name }, 'recording gateway usage failed');
+    function recordUsage(): Promise<void> | undefined {
+      recorded = true;
+      const t = tap as UsageTap | null;
+      if (!t) return undefined;
+      const record = (readings: UsageReading[]) => {
+        if (!readings.length) return;
+        call.span?.usage(readings);
+        account(served.upstream, auth, model, readings, VENDOR_OF_FORMAT[served.format]);
+      };
+      try {
+        const readings = t.finish();
+        if (!Array.isArray(readings))
+          return readings.then((got) => {
+            record(got);
+            return charges.written();
+          }, failed);
+        record(readings);
+        return charges.written();
+      } catch (err) {
+        failed(err);
+      }
+      return undefined;
+    }
+    if (res.destroyed || req.socket.destroyed) return;
+    call.forwarding = proxy.forward(req, res, {
+      upstream: first.upstream,
+      key: first.upstream.nextKey(),
+      path: r.path,
+      body: Buffer.from(read.text),
+      start: call.start,
+      requestId: call.requestId,
+      lingers: read.stream ? () => (tap as UsageTap | null)?.ending() ?? false : undefined,
+      renderError: (out, err, headers) => renderError(vendor, out, err, headers),
+      route: {
+        targets,
+        adapt: (target, status, head) =>
+          adaptAnswer({
+            vendor,
+            call: read,
+            request: (target as RoutedCallTarget).request(),
+            shape: target.upstream.calls.errorShape,
+            status,
+            head,
+            usage: usageFormatOf((target as RoutedCallTarget).format, read.op),
+            tapped: (t) => (tap = t),
+            withoutUsageChunk: (target as RoutedCallTarget).askedUsage ? withoutUsageChunk() : undefined,
+          }),
+        served: (target) => {
+          served = target as RoutedCallTarget;
+          call.upstream = served.upstream;
+        },
+      },
+      beforeEnd: () => recordUsage(),
+      onClose: (exchange) => {
+        observe(served.upstream, exchange);
+        call.span?.upstream(exchange);
+        if (!recorded) void recordUsage();
+      },
+    });
+  }
+
   function request(req: IncomingMessage): Request {
     const url = req.url!;
     const q = url.indexOf('?');
@@ -1048,11 +1216,13 @@ export function createGateway({
     handle: (req, res) => {
       const start = performance.now();
       const r = request(req);
+      const inbound = r.resolution.vendor;
       const call: Call = {
         requestId: requestIdOf(req),
         start,
         route: routeLabel(r),
-        upstream: upstreams[r.resolution.vendor.name],
+        inbound,
+        upstream: inbound.mountOnly ? undefined : upstreams[inbound.name as VendorName],
       };
       if (tracing) {
         const { resolution } = r;
@@ -1063,7 +1233,7 @@ export function createGateway({
           template: resolution.kind === 'route' ? resolution.route.template : undefined,
           route: call.route,
           requestId: call.requestId,
-          origin: call.upstream.origin,
+          origin: call.upstream?.origin,
         });
       }
       finish(req, res, call);
@@ -1071,7 +1241,12 @@ export function createGateway({
     },
     upgrade: (req, socket, head) => {
       const r = request(req);
-      const upstream = upstreams[r.resolution.vendor.name];
+      const inbound = r.resolution.vendor;
+      if (inbound.mountOnly) {
+        socket.destroy();
+        return;
+      }
+      const upstream = upstreams[inbound.name as VendorName];
       const wsKey = upstream.nextKey();
       proxyWebSocket({
         req,
@@ -1120,6 +1295,7 @@ export function createGateway({
     flushUsage: () => Promise.all([meter.flush(), charges.settle()]).then(() => undefined),
     close: async () => {
       keyHealth?.close();
+      every.close();
       await proxy.close();
       await meter.close();
     },

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TokenUsage } from './store';
 import type { JsonPath } from './json-records';
+import type { Format, Op } from './upstreams/types';
 
 /**
  * What Genway knows about one LLM vendor, as data: the modules in ./vendors/ each export one `VendorDefinition`,
@@ -9,6 +10,9 @@ import type { JsonPath } from './json-records';
  */
 
 export type VendorName = 'anthropic' | 'openai' | 'gemini';
+
+/** Every format clients call Genway in: the three vendors' own APIs, and Claude's on Bedrock and on Vertex. */
+export type InboundName = VendorName | 'bedrock' | 'vertex';
 
 type Obj = Record<string, unknown>;
 
@@ -101,6 +105,11 @@ export interface RouteOptions {
   upgrade?: 'websocket';
   /** Never passed through, with this reason (calls that would hand the client a vendor credential). */
   refuse?: string;
+  /**
+   * A model call a route may send elsewhere (`gateway.routes`): its format, whether it generates or counts tokens,
+   * and whether its path says it streams (Bedrock's invoke-with-response-stream, Gemini's streamGenerateContent).
+   */
+  call?: { format: Format; op: Op; streams?: boolean };
   /**
    * It runs a model, but its answer carries no token usage Genway can read (why, here): a priced model is refused on
    * it, as it would run unbilled. Routes the vendor does not bill (token counts, moderation) leave it out.
@@ -288,12 +297,17 @@ export interface GatewayCatalogEntry {
   describe: Record<string, unknown>;
 }
 
-export interface VendorDefinition {
-  name: VendorName;
+export interface VendorDefinition<N extends InboundName = InboundName> {
+  name: N;
   /** The vendor-prefixed mount (`/anthropic`), which passes any path of this vendor through. */
   mount: string;
-  /** Environment variables of this vendor's config (config/load.ts reads them). */
-  env: { baseUrl: string; apiKeys: string };
+  /**
+   * Its paths are served under its mount only (`/bedrock/model/...`): a cloud's format, which no first-party path
+   * shares, and whose calls go only where routes (or the first upstream of its type) send them.
+   */
+  mountOnly?: boolean;
+  /** Environment variables of this vendor's config (config/load.ts reads them); none for the clouds' formats. */
+  env?: { baseUrl: string; apiKeys: string };
   /** On a path several vendors serve (`GET /v1/models`), whether the request's own headers name this vendor. */
   claims(headers: IncomingHttpHeaders, hasQueryKey: boolean): boolean;
   /** Request headers this vendor's SDKs may carry the (Genway) key in; `authorization` is `Bearer <key>`. */
@@ -316,6 +330,8 @@ export interface VendorDefinition {
   defaultHeaders?(config: VendorConfig): Record<string, string>;
   /** Genway's own errors in this vendor's error body, so its SDK raises its usual error class. */
   errorBody(status: number, message: string): unknown;
+  /** Headers that go with an error body (Bedrock names the error's type in `x-amzn-ErrorType`). */
+  errorHeaders?(status: number): Record<string, string>;
   usage: Record<string, UsageFormat>;
   /**
    * USD per call of the server-side tools the vendor bills per call (`TokenUsage.tools`, by the names its usage

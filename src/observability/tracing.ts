@@ -106,8 +106,8 @@ export interface GatewayCallStart {
   /** The route label of metrics and the access log (with a vendor mount, if any). */
   route: string;
   requestId: string;
-  /** The vendor's origin (server.address, server.port). */
-  origin: URL;
+  /** The vendor's origin (server.address, server.port); unknown until a routed call's target answers. */
+  origin: URL | undefined;
 }
 
 /**
@@ -268,8 +268,10 @@ export function createTracing(config: Config['tracing'], logger: Logger): Tracin
         [GEN_AI.provider]: provider,
         [GEN_AI.system]: provider,
         [ATTR_HTTP_REQUEST_METHOD]: call.method,
-        [ATTR_SERVER_ADDRESS]: call.origin.hostname,
-        [ATTR_SERVER_PORT]: serverPort(call.origin),
+        ...(call.origin && {
+          [ATTR_SERVER_ADDRESS]: call.origin.hostname,
+          [ATTR_SERVER_PORT]: serverPort(call.origin),
+        }),
         [GENWAY.route]: call.route,
         [GENWAY.requestId]: call.requestId,
       };

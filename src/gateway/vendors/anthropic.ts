@@ -95,7 +95,7 @@ const batchResults: UsageFormat = {
   },
 };
 
-export const anthropic: VendorDefinition = {
+export const anthropic: VendorDefinition<'anthropic'> = {
   name: 'anthropic',
   mount: '/anthropic',
   env: { baseUrl: 'GENWAY_ANTHROPIC_BASE_URL', apiKeys: 'ANTHROPIC_API_KEY' },
@@ -118,8 +118,14 @@ export const anthropic: VendorDefinition = {
   // Files in content blocks (`{"type":"document","source":{"type":"file","file_id":...}}`), skills in a container.
   refs: { fields: new Set(['file_id', 'skill_id']) },
   routes: [
-    post('/v1/messages', { model: 'body', usage: 'messages', stream: 'body', refs: true }),
-    post('/v1/messages/count_tokens', { model: 'body', refs: true }),
+    post('/v1/messages', {
+      model: 'body',
+      usage: 'messages',
+      stream: 'body',
+      refs: true,
+      call: { format: 'messages', op: 'create' },
+    }),
+    post('/v1/messages/count_tokens', { model: 'body', refs: true, call: { format: 'messages', op: 'count' } }),
     post('/v1/messages/batches', {
       model: 'batch',
       refs: true,

@@ -167,7 +167,7 @@ function resultsFile(b: Record<string, unknown>) {
   return file ? [{ id: file, usage: 'batchLines' }] : [];
 }
 
-export const gemini: VendorDefinition = {
+export const gemini: VendorDefinition<'gemini'> = {
   name: 'gemini',
   mount: '/gemini',
   env: { baseUrl: 'GENWAY_GEMINI_BASE_URL', apiKeys: 'GEMINI_API_KEY' },
@@ -211,14 +211,20 @@ export const gemini: VendorDefinition = {
   },
   modelName: (raw) => (raw.startsWith('models/') ? raw.slice(7) : raw),
   routes: [
-    action('generateContent', { usage: 'generateContent', refs: true, detailedUsage: GROUNDED }),
+    action('generateContent', {
+      usage: 'generateContent',
+      refs: true,
+      detailedUsage: GROUNDED,
+      call: { format: 'generate', op: 'create' },
+    }),
     action('streamGenerateContent', {
       usage: 'generateContent',
       stream: 'alt=sse',
       refs: true,
       detailedUsage: GROUNDED,
+      call: { format: 'generate', op: 'create', streams: true },
     }),
-    action('countTokens', { refs: true }),
+    action('countTokens', { refs: true, call: { format: 'generate', op: 'count' } }),
     action('embedContent', { usage: 'callsOnly' }),
     action('batchEmbedContents', { usage: 'callsOnly' }),
     action('asyncBatchEmbedContent', {

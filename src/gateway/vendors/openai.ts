@@ -184,7 +184,7 @@ const batchObjects = (b: Record<string, unknown>) => [
 ];
 const created = { json: (b: Record<string, unknown>) => revealed(b.id) };
 
-export const openai: VendorDefinition = {
+export const openai: VendorDefinition<'openai'> = {
   name: 'openai',
   mount: '/openai',
   env: { baseUrl: 'GENWAY_OPENAI_BASE_URL', apiKeys: 'OPENAI_API_KEY' },
@@ -227,6 +227,7 @@ export const openai: VendorDefinition = {
       creates: { head: CHAT_ID },
       stored: 'on-request',
       streamUsage: 'include_usage',
+      call: { format: 'chat', op: 'create' },
     }),
     get('/v1/chat/completions'),
     get('/v1/chat/completions/{id}', { object: '{id}' }),
@@ -234,7 +235,7 @@ export const openai: VendorDefinition = {
     del('/v1/chat/completions/{id}', { object: '{id}' }),
     get('/v1/chat/completions/{id}/messages', { object: '{id}' }),
     post('/v1/completions', { model: 'body', usage: 'chat', stream: 'body', streamUsage: 'include_usage' }),
-    post('/v1/embeddings', { model: 'body', usage: 'chat' }),
+    post('/v1/embeddings', { model: 'body', usage: 'chat', call: { format: 'embeddings', op: 'create' } }),
     post('/v1/moderations', { model: 'body' }),
     post('/v1/responses', {
       model: 'body',
@@ -246,9 +247,10 @@ export const openai: VendorDefinition = {
       // Read when done, whole: it may have called a paid tool.
       background: 'responsesWhole',
       detailedUsage: { tools: ['web_search', 'file_search'], fields: ['prompt'], usage: 'responsesWhole' },
+      call: { format: 'responses', op: 'create' },
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
-    post('/v1/responses/input_tokens', { model: 'body', refs: true }),
+    post('/v1/responses/input_tokens', { model: 'body', refs: true, call: { format: 'responses', op: 'count' } }),
     post('/v1/responses/compact', { model: 'body', usage: 'responses', refs: true }),
     get('/v1/responses/{id}', { object: '{id}', stream: 'always' }),
     del('/v1/responses/{id}', { object: '{id}' }),

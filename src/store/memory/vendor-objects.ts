@@ -1,5 +1,4 @@
 import type { ObjectOwner, VendorObjectStore } from '../../gateway/objects';
-import type { VendorName } from '../../gateway/vendor';
 
 export class MemoryVendorObjectStore implements VendorObjectStore {
   private readonly objects = new Map<string, { owner: ObjectOwner; until: number }>();
@@ -7,14 +6,14 @@ export class MemoryVendorObjectStore implements VendorObjectStore {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async remember(vendor: VendorName, objects: { id: string; owner: ObjectOwner }[], ttlMs: number) {
+  async remember(vendor: string, objects: { id: string; owner: ObjectOwner }[], ttlMs: number) {
     const until = this.now() + ttlMs;
     for (const { id, owner } of objects)
       this.objects.set(`${vendor}\u0000${id}`, { owner: { ...owner }, until });
     if (++this.writes % 1000 === 0) this.sweep();
   }
 
-  async recall(vendor: VendorName, ids: readonly string[]): Promise<(ObjectOwner | null)[]> {
+  async recall(vendor: string, ids: readonly string[]): Promise<(ObjectOwner | null)[]> {
     const now = this.now();
     return ids.map((id) => {
       const hit = this.objects.get(`${vendor}\u0000${id}`);

@@ -1,5 +1,4 @@
 import type { KeyCooldown, VendorKeyHealth } from '../../gateway/key-health';
-import type { VendorName } from '../../gateway/vendor';
 import type { RedisKeys } from '../keys';
 import type { RedisClient } from './connection';
 import { LuaScript } from './scripts';
@@ -37,7 +36,7 @@ export class RedisVendorKeyHealth implements VendorKeyHealth {
       const field = String(reply[i]);
       const at = field.indexOf(':');
       out.push({
-        vendor: field.slice(0, at) as VendorName,
+        vendor: field.slice(0, at),
         keyId: field.slice(at + 1),
         until: now + Number(reply[i + 1]),
       });

@@ -1,5 +1,4 @@
 import type { ObjectOwner, VendorObjectStore } from '../../gateway/objects';
-import type { VendorName } from '../../gateway/vendor';
 import type { RedisKeys } from '../keys';
 import type { RedisClient } from './connection';
 
@@ -14,7 +13,7 @@ export class RedisVendorObjectStore implements VendorObjectStore {
     private readonly keys: RedisKeys,
   ) {}
 
-  async remember(vendor: VendorName, objects: { id: string; owner: ObjectOwner }[], ttlMs: number) {
+  async remember(vendor: string, objects: { id: string; owner: ObjectOwner }[], ttlMs: number) {
     await Promise.all(
       objects.map(({ id, owner }) =>
         this.redis.set(this.keys.vendorObject(vendor, id), JSON.stringify(owner), 'PX', ttlMs),
@@ -22,7 +21,7 @@ export class RedisVendorObjectStore implements VendorObjectStore {
     );
   }
 
-  async recall(vendor: VendorName, ids: readonly string[]): Promise<(ObjectOwner | null)[]> {
+  async recall(vendor: string, ids: readonly string[]): Promise<(ObjectOwner | null)[]> {
     const values = await Promise.all(ids.map((id) => this.redis.get(this.keys.vendorObject(vendor, id))));
     return values.map((v) => (v ? (JSON.parse(v) as ObjectOwner) : null));
   }
