@@ -75,8 +75,12 @@ export class RouteTable {
   /** Every route an exact path matches, patterns included, found once at start: no regex on those paths. */
   private readonly known = new Map<string, Match[]>();
 
-  constructor(private readonly vendors: readonly VendorDefinition[]) {
-    for (const vendor of vendors) {
+  /** The vendors a path outside every mount may reach (a cloud's format is served under its mount only). */
+  private readonly vendors: readonly VendorDefinition[];
+
+  constructor(all: readonly VendorDefinition[]) {
+    this.vendors = all.filter((v) => !v.mountOnly);
+    for (const vendor of all) {
       for (const spec of vendor.routes) {
         for (const concrete of expand(spec.path)) {
           const { pattern, params } = compile(concrete);
@@ -129,6 +133,7 @@ export class RouteTable {
   ): Resolution {
     let found = this.matches(path);
     if (only) found = found.filter((f) => f.route.vendor === only);
+    else if (found.some((f) => f.route.vendor.mountOnly)) found = found.filter((f) => !f.route.vendor.mountOnly);
     if (found.length === 0) {
       return { kind: 'unknown', vendor: only ?? this.guess(path, headers, hasQueryKey) };
     }
