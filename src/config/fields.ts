@@ -36,7 +36,6 @@ export const vendorFallbackSchema = z.strictObject({
   weight: weight.optional(),
 });
 
-
 /** An API reached with keys at a base URL: a first-party vendor, a server speaking its API, Azure OpenAI. */
 export const keyedFields = {
   baseUrl: url,
@@ -63,4 +62,7 @@ export const distinctKeyIds: [
 /** An upstream's id: what routes, metrics and logs name it by. */
 export const upstreamId = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, '1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/,
+    '1 to 63 letters, digits, "_", "." or "-", starting with a letter or digit',
+  );

@@ -3,9 +3,10 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { VENDORS } from '../gateway/vendors';
+import { ConfigError } from './config-error';
 import { checkedConfigSchema, type Config } from './schema';
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 type Plain = Record<string, unknown>;
 type Env = Record<string, string | undefined>;

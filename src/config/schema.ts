@@ -191,7 +191,9 @@ export const configSchema = z.strictObject({
     openai: vendorSchema,
     gemini: vendorSchema,
     /** More upstreams, each `{id, type, ...}` (src/gateway/upstreams/): any place a team buys a model. */
-    upstreams: z.array(z.discriminatedUnion('type', UPSTREAM_TYPES.map((t) => t.schema) as UpstreamSchemas)).default([]),
+    upstreams: z
+      .array(z.discriminatedUnion('type', UPSTREAM_TYPES.map((t) => t.schema) as UpstreamSchemas))
+      .default([]),
     /** Model names mapped to upstream targets (src/gateway/model-routes.ts). */
     routes: z.array(routeSchema).default([]),
     prices: z.record(z.string(), priceSchema),
@@ -288,7 +290,11 @@ function checkRoutes(gateway: z.infer<typeof configSchema>['gateway'], ctx: z.Re
         });
       }
       if (t.route !== undefined && !routes.has(t.route)) {
-        ctx.addIssue({ code: 'custom', path: [...at, 'route'], message: `no route ${JSON.stringify(t.route)}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, 'route'],
+          message: `no route ${JSON.stringify(t.route)}`,
+        });
       }
     }),
   );

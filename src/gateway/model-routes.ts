@@ -69,7 +69,8 @@ export class ModelRoutes {
       for (const t of r.targets) {
         const weight = t.weight ?? 1;
         if (t.route !== undefined) route.add({ weight, route: this.routes.get(t.route)! });
-        else route.add({ weight, target: { upstream: upstreams.get(t.upstream!)!, model: t.model ?? r.model } });
+        else
+          route.add({ weight, target: { upstream: upstreams.get(t.upstream!)!, model: t.model ?? r.model } });
       }
     }
   }
@@ -85,6 +86,10 @@ export class ModelRoutes {
     const out: Target[] = [];
     route.plan(out);
     return out;
+  }
+
+  has(model: string): boolean {
+    return this.routes.has(model);
   }
 
   /** Every route's name. */

@@ -1,4 +1,3 @@
-
 /** Who made a vendor object through Genway, and with which of the vendor's keys. */
 export interface ObjectOwner {
   accountId: string;

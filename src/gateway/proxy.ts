@@ -564,7 +564,13 @@ class Forwarding implements LegacyHandler {
       for (const [name, value] of headers) flat.push(name, value);
       for (const [name, value] of auth) flat.push(name, value);
       this.agent.dispatch(
-        { origin: at.origin.origin, method: this.req.method!, path: url.pathname + url.search, headers: flat, body: request.body },
+        {
+          origin: at.origin.origin,
+          method: this.req.method!,
+          path: url.pathname + url.search,
+          headers: flat,
+          body: request.body,
+        },
         handler as unknown as Dispatcher.DispatchHandler,
       );
     };
@@ -626,7 +632,11 @@ class Forwarding implements LegacyHandler {
     const key = this.options.key;
     if (key && !this.answered) {
       const { code, outcome } = errorOutcomeOf(err);
-      this.upstreamOf(this.target).pool.settle(key, outcome, { requestId: this.options.requestId, tryNo: 1, code });
+      this.upstreamOf(this.target).pool.settle(key, outcome, {
+        requestId: this.options.requestId,
+        tryNo: 1,
+        code,
+      });
     }
     if (this.target) this.options.route!.served(this.target, key);
     this.failed(err);
@@ -672,7 +682,15 @@ class Forwarding implements LegacyHandler {
     this.tap = adaptation.tap;
     this.contentType = adaptation.contentType;
     if (adaptation.whole) {
-      this.held = { status, head, length: undefined, statusMessage, chunks: [], size: 0, rewrite: adaptation.whole };
+      this.held = {
+        status,
+        head,
+        length: undefined,
+        statusMessage,
+        chunks: [],
+        size: 0,
+        rewrite: adaptation.whole,
+      };
       return;
     }
     let length: null | undefined;
@@ -691,7 +709,9 @@ class Forwarding implements LegacyHandler {
     this.held = null;
     this.abortUpstream?.(new ClientGone());
     const apiError =
-      err instanceof ApiError ? err : new ApiError('bad_gateway', `Upstream answer unreadable: ${(err as Error).message}`);
+      err instanceof ApiError
+        ? err
+        : new ApiError('bad_gateway', `Upstream answer unreadable: ${(err as Error).message}`);
     this.renderError(apiError);
   }
 
@@ -713,7 +733,9 @@ class Forwarding implements LegacyHandler {
       held.size += chunk.length;
       if (held.rewrite) {
         if (held.size > ROUTED_HOLD_LIMIT) {
-          this.refuseAnswer(new ApiError('bad_gateway', `Upstream answer larger than ${ROUTED_HOLD_LIMIT} bytes to rewrite`));
+          this.refuseAnswer(
+            new ApiError('bad_gateway', `Upstream answer larger than ${ROUTED_HOLD_LIMIT} bytes to rewrite`),
+          );
         }
       } else if (held.size > REWRITE_LIMIT) this.writeHeld(); // too big to be object metadata: passes unchanged
       return true;
@@ -1001,7 +1023,10 @@ class Failover {
   }
 
   /** The next try, after `wait` ms; a client gone meanwhile ends it all. */
-  retry(then: { key: VendorKey | undefined; target: RoutedTarget | undefined; wait: number }, from: RoutedTarget | undefined): void {
+  retry(
+    then: { key: VendorKey | undefined; target: RoutedTarget | undefined; wait: number },
+    from: RoutedTarget | undefined,
+  ): void {
     this.call.abortUpstream = undefined;
     if (then.target !== from) this.triesHere = 0;
     this.timer = setTimeout(() => {
@@ -1060,7 +1085,9 @@ class Try implements LegacyHandler {
       const retryAfterMs = failure ? retryAfterOf(raw) : undefined;
       const { requestId } = call.options;
       const wait = key
-        ? call.upstreamOf(target).pool.settle(key, outcome, { requestId, tryNo: this.tryNo, status, retryAfterMs })
+        ? call
+            .upstreamOf(target)
+            .pool.settle(key, outcome, { requestId, tryNo: this.tryNo, status, retryAfterMs })
         : routedFailure(outcome)
           ? 0
           : undefined;

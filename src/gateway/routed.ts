@@ -30,7 +30,14 @@ export const VENDOR_OF_FORMAT: Record<Format, VendorDefinition> = {
 export function usageFormatOf(format: Format, op: ModelCall['op']): UsageFormat | undefined {
   if (op === 'count') return undefined;
   const vendor = VENDOR_OF_FORMAT[format];
-  const name = format === 'messages' ? 'messages' : format === 'generate' ? 'generateContent' : format === 'responses' ? 'responses' : 'chat';
+  const name =
+    format === 'messages'
+      ? 'messages'
+      : format === 'generate'
+        ? 'generateContent'
+        : format === 'responses'
+          ? 'responses'
+          : 'chat';
   return vendor.usage[name];
 }
 
@@ -88,7 +95,10 @@ function asksForUsage(json: Json): boolean {
  */
 export function withStreamUsage(call: ModelCall): { call: ModelCall; added: boolean } {
   if (call.format !== 'chat' || !call.stream || asksForUsage(call.json)) return { call, added: false };
-  const options = typeof call.json.stream_options === 'object' && call.json.stream_options !== null ? call.json.stream_options : {};
+  const options =
+    typeof call.json.stream_options === 'object' && call.json.stream_options !== null
+      ? call.json.stream_options
+      : {};
   const stream_options = { ...(options as Json), include_usage: true };
   const text = editJson(call.text, { set: { stream_options } });
   return { call: { ...call, text, json: { ...call.json, stream_options } }, added: true };
@@ -151,14 +161,22 @@ export function adaptAnswer(options: {
         } catch {
           parsed = undefined;
         }
-        const message = errorMessage(options.shape, parsed) ?? (body.length ? body.toString('utf8').slice(0, 512) : `HTTP ${status}`);
+        const message =
+          errorMessage(options.shape, parsed) ??
+          (body.length ? body.toString('utf8').slice(0, 512) : `HTTP ${status}`);
         return Buffer.from(JSON.stringify(vendor.errorBody(status, message)));
       },
     };
   }
-  const streamed = request.framing === 'eventstream' ? (head.contentType ?? '').includes(EVENT_STREAM) : (head.contentType ?? '').includes('text/event-stream');
+  const streamed =
+    request.framing === 'eventstream'
+      ? (head.contentType ?? '').includes(EVENT_STREAM)
+      : (head.contentType ?? '').includes('text/event-stream');
   if (call.stream && request.framing === 'eventstream' && !streamed) {
-    throw new ApiError('bad_gateway', `Upstream answered a stream as ${head.contentType ?? 'no content type'}, not an event stream`);
+    throw new ApiError(
+      'bad_gateway',
+      `Upstream answered a stream as ${head.contentType ?? 'no content type'}, not an event stream`,
+    );
   }
   const deframe = streamed && request.framing === 'eventstream' ? eventStreamToSse() : undefined;
   const canonicalType = deframe ? 'text/event-stream' : head.contentType;
@@ -172,12 +190,26 @@ export function adaptAnswer(options: {
       return { streams: true, deframe: (chunk) => (tap?.write(deframe(chunk)), chunk) };
     }
     if (options.withoutUsageChunk && streamed) {
-      return { streams: true, tap: tap ? (chunk) => tap.write(chunk) : undefined, transform: options.withoutUsageChunk };
+      return {
+        streams: true,
+        tap: tap ? (chunk) => tap.write(chunk) : undefined,
+        transform: options.withoutUsageChunk,
+      };
     }
     return { streams: streamed, tap: tap ? (chunk) => tap.write(chunk) : undefined };
   }
   if (wanted === 'eventstream') {
-    return { streams: true, contentType: EVENT_STREAM, tap: tap ? (chunk) => tap.write(chunk) : undefined, transform: sseToEventStream() };
+    return {
+      streams: true,
+      contentType: EVENT_STREAM,
+      tap: tap ? (chunk) => tap.write(chunk) : undefined,
+      transform: sseToEventStream(),
+    };
   }
-  return { streams: true, contentType: 'text/event-stream; charset=utf-8', deframe, tap: tap ? (chunk) => tap.write(chunk) : undefined };
+  return {
+    streams: true,
+    contentType: 'text/event-stream; charset=utf-8',
+    deframe,
+    tap: tap ? (chunk) => tap.write(chunk) : undefined,
+  };
 }

@@ -811,6 +811,9 @@ export function createGateway({
     // Over a hard budget, every route is refused: a call's price is known only once it has run.
     const budgetRead = budgetGuard?.check(auth);
     if (budgetRead) await budgetRead;
+    if (spec?.models && req.method === 'GET' && modelRoutes.size > 0 && vendor.modelList) {
+      if (answerModels(res, call, vendor.modelList, spec.models, auth, params)) return;
+    }
     if (auth.models && (!spec || spec.model === 'hidden')) {
       throw new ApiError(
         'forbidden',
@@ -906,7 +909,8 @@ export function createGateway({
       if (balanceRead) await balanceRead;
     }
 
-    const planned = spec?.call ? plan(vendor, model) : undefined;
+    const planned =
+      spec?.call && (modelRoutes.size > 0 || vendor.mountOnly) ? plan(vendor, model) : undefined;
     if (planned) {
       // A routed call may still name objects (a file id, a cached content): only its own account's.
       const named = namedObjects(spec, vendor, params, r, text, json);
@@ -1064,6 +1068,40 @@ export function createGateway({
     });
   }
 
+  /** When the routes' list was made: their models' `created`. */
+  const routesSince = Date.now();
+
+  /**
+   * `GET /v1/models` (and Gemini's) with routes configured: the routes this key may call, in the vendor's list shape;
+   * one route's entry for `GET .../models/{name}` (false: not a route, the vendor's own model passes through).
+   */
+  function answerModels(
+    res: ServerResponse,
+    call: Call,
+    shapes: NonNullable<VendorDefinition['modelList']>,
+    which: 'all' | 'one',
+    auth: AuthContext,
+    params: Record<string, string>,
+  ): boolean {
+    const mayCall = (name: string) => auth.models === null || auth.models.includes(name);
+    let body: unknown;
+    if (which === 'all') body = shapes.list([...modelRoutes.names()].filter(mayCall), routesSince);
+    else {
+      const name = decoded(params.model ?? '');
+      if (!modelRoutes.has(name)) return false;
+      if (!mayCall(name)) throw new ApiError('not_found', `No model ${name}`);
+      body = shapes.one(name, routesSince);
+    }
+    const payload = JSON.stringify(body);
+    res.writeHead(200, {
+      [REQUEST_ID_HEADER]: call.requestId,
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+    });
+    res.end(payload);
+    return true;
+  }
+
   /**
    * The targets a model call tries: its route's, in the route's order; for a cloud format's call naming a model no
    * route names, the first upstream of that cloud's type, with the model as named. Undefined: the vendor's own.
@@ -1110,7 +1148,9 @@ export function createGateway({
         continue;
       }
       if (!t.upstream.calls.serves(format, read.op)) {
-        skipped.push(`${t.upstream.name} serves no ${format} ${read.op === 'count' ? 'token count' : 'call'}`);
+        skipped.push(
+          `${t.upstream.name} serves no ${format} ${read.op === 'count' ? 'token count' : 'call'}`,
+        );
         continue;
       }
       targets.push(routedTarget(t, read));

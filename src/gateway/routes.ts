@@ -133,7 +133,8 @@ export class RouteTable {
   ): Resolution {
     let found = this.matches(path);
     if (only) found = found.filter((f) => f.route.vendor === only);
-    else if (found.some((f) => f.route.vendor.mountOnly)) found = found.filter((f) => !f.route.vendor.mountOnly);
+    else if (found.some((f) => f.route.vendor.mountOnly))
+      found = found.filter((f) => !f.route.vendor.mountOnly);
     if (found.length === 0) {
       return { kind: 'unknown', vendor: only ?? this.guess(path, headers, hasQueryKey) };
     }

@@ -30,7 +30,8 @@ export class SseReader {
       start = nextStart(text, end);
     }
     this.carry = text.slice(start);
-    if (this.carry.length > EVENT_LIMIT) throw new Error(`an event stream event longer than ${EVENT_LIMIT} bytes`);
+    if (this.carry.length > EVENT_LIMIT)
+      throw new Error(`an event stream event longer than ${EVENT_LIMIT} bytes`);
     return out;
   }
 

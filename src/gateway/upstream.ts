@@ -138,7 +138,16 @@ export function bindUpstreams(gateway: Config['gateway'], hooks?: PoolHooks): Up
     const type = TYPES.get(config.type)!;
     byId.set(
       config.id,
-      bind(config.id, DEF_OF_TYPE[config.type], type, config, gateway.failover, hooks, `gateway.upstreams.${i}`, {}),
+      bind(
+        config.id,
+        DEF_OF_TYPE[config.type],
+        type,
+        config,
+        gateway.failover,
+        hooks,
+        `gateway.upstreams.${i}`,
+        {},
+      ),
     );
   });
   const firstOfType = new Map<string, Upstream>();

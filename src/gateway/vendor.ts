@@ -110,6 +110,8 @@ export interface RouteOptions {
    * and whether its path says it streams (Bedrock's invoke-with-response-stream, Gemini's streamGenerateContent).
    */
   call?: { format: Format; op: Op; streams?: boolean };
+  /** The vendor's model list (`all`) or one model (`one`, its `{model}`): answered from the routes when there are any. */
+  models?: 'all' | 'one';
   /**
    * It runs a model, but its answer carries no token usage Genway can read (why, here): a priced model is refused on
    * it, as it would run unbilled. Routes the vendor does not bill (token counts, moderation) leave it out.
@@ -332,6 +334,11 @@ export interface VendorDefinition<N extends InboundName = InboundName> {
   errorBody(status: number, message: string): unknown;
   /** Headers that go with an error body (Bedrock names the error's type in `x-amzn-ErrorType`). */
   errorHeaders?(status: number): Record<string, string>;
+  /** Its model list's shape, and one model's (the routes a key may call, `created` epoch ms). */
+  modelList?: {
+    list(names: readonly string[], created: number): unknown;
+    one(name: string, created: number): unknown;
+  };
   usage: Record<string, UsageFormat>;
   /**
    * USD per call of the server-side tools the vendor bills per call (`TokenUsage.tools`, by the names its usage

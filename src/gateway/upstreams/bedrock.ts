@@ -21,7 +21,11 @@ const schema = z
   .superRefine((c, ctx) => {
     const signing = c.accessKeyId !== undefined || c.secretAccessKey !== undefined;
     if (c.apiKey !== undefined && signing) {
-      ctx.addIssue({ code: 'custom', path: ['apiKey'], message: 'set apiKey or accessKeyId + secretAccessKey, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['apiKey'],
+        message: 'set apiKey or accessKeyId + secretAccessKey, not both',
+      });
     } else if (c.apiKey === undefined && (c.accessKeyId === undefined || c.secretAccessKey === undefined)) {
       ctx.addIssue({
         code: 'custom',
@@ -97,7 +101,9 @@ export const bedrockUpstream: UpstreamType<BedrockConfig> = {
             body: req.body,
           })
           .then((signed) =>
-            Object.entries(signed.headers).filter(([name]) => name !== 'host' && name !== 'content-type' && name !== 'accept'),
+            Object.entries(signed.headers).filter(
+              ([name]) => name !== 'host' && name !== 'content-type' && name !== 'accept',
+            ),
           );
       },
       errorShape: 'aws',

@@ -42,7 +42,8 @@ class Frames {
     const out: Message[] = [];
     while (buf.length >= 4) {
       const length = buf.readUInt32BE(0);
-      if (length < 16 || length > MESSAGE_LIMIT) throw new Error(`an event stream message of ${length} bytes`);
+      if (length < 16 || length > MESSAGE_LIMIT)
+        throw new Error(`an event stream message of ${length} bytes`);
       if (buf.length < length) break;
       out.push(codec.decode(buf.subarray(0, length)));
       buf = buf.subarray(length);
@@ -74,7 +75,8 @@ export function eventStreamToSse(): (chunk: Buffer) => Buffer {
         // Frames without a type (keep-alives) carry no event.
         if (typeof type === 'string') out += sseEvent(type, data);
       } else {
-        const name = header(message, ':exception-type') ?? header(message, ':error-code') ?? 'internalServerException';
+        const name =
+          header(message, ':exception-type') ?? header(message, ':error-code') ?? 'internalServerException';
         let text = body;
         try {
           const parsed = JSON.parse(body) as { message?: unknown; Message?: unknown };
@@ -94,7 +96,11 @@ export function eventStreamToSse(): (chunk: Buffer) => Buffer {
 function chunkMessage(data: string): Uint8Array {
   const payload = JSON.stringify({ bytes: Buffer.from(data).toString('base64') });
   return codec.encode({
-    headers: { ':event-type': str('chunk'), ':content-type': str('application/json'), ':message-type': str('event') },
+    headers: {
+      ':event-type': str('chunk'),
+      ':content-type': str('application/json'),
+      ':message-type': str('event'),
+    },
     body: fromUtf8(payload),
   });
 }
@@ -129,7 +135,9 @@ export function sseToEventStream(): { write(chunk: Buffer): Buffer; end(): Buffe
       if (!e.data) continue;
       out.push(e.event === 'error' ? exceptionMessage(e.data) : chunkMessage(e.data));
     }
-    return out.length === 1 ? Buffer.from(out[0].buffer, out[0].byteOffset, out[0].byteLength) : Buffer.concat(out);
+    return out.length === 1
+      ? Buffer.from(out[0].buffer, out[0].byteOffset, out[0].byteLength)
+      : Buffer.concat(out);
   };
   return { write: (chunk) => frame(reader.push(chunk)), end: () => frame(reader.end()) };
 }

@@ -3,7 +3,12 @@ import { distinctKeyIds, keyedFields, upstreamId } from '../../config/fields';
 import type { ModelCall, UpstreamType } from './types';
 
 const schema = z
-  .strictObject({ id: upstreamId, type: z.literal('gemini'), ...keyedFields, apiKeys: keyedFields.apiKeys.default([]) })
+  .strictObject({
+    id: upstreamId,
+    type: z.literal('gemini'),
+    ...keyedFields,
+    apiKeys: keyedFields.apiKeys.default([]),
+  })
   .refine(...distinctKeyIds);
 
 /** A generate call's action, and its query: `alt=sse` for a stream unless the caller's own envelope says otherwise. */

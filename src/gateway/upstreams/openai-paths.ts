@@ -14,7 +14,12 @@ export const servesOpenAI = (format: Format, op: Op): boolean => PATHS[format]?.
 /** A call in one of OpenAI's formats to a server at `prefix` (`/v1`, Azure's `/openai/v1`): only the model changes. */
 export function openaiRequest(call: ModelCall, model: string, prefix: string): UpstreamRequest {
   const body = call.json.model === model ? call.text : editJson(call.text, { set: { model } });
-  return { path: prefix + PATHS[call.format]![call.op]!, body: Buffer.from(body), headers: [], framing: 'sse' };
+  return {
+    path: prefix + PATHS[call.format]![call.op]!,
+    body: Buffer.from(body),
+    headers: [],
+    framing: 'sse',
+  };
 }
 
 /** The format a call in `wanted` reaches an OpenAI-format model in: its own, or chat completions. */

@@ -4,7 +4,12 @@ import { openaiFormat, openaiRequest, servesOpenAI } from './openai-paths';
 import type { UpstreamType } from './types';
 
 const schema = z
-  .strictObject({ id: upstreamId, type: z.literal('openai'), ...keyedFields, apiKeys: keyedFields.apiKeys.default([]) })
+  .strictObject({
+    id: upstreamId,
+    type: z.literal('openai'),
+    ...keyedFields,
+    apiKeys: keyedFields.apiKeys.default([]),
+  })
   .refine(...distinctKeyIds);
 
 /**

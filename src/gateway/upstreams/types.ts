@@ -73,7 +73,10 @@ export interface UpstreamCalls {
    * Auth headers for one try on `key`: at once when the key travels as a header, a promise when it must be signed
    * (SigV4) or a token fetched (once per token's life, shared by concurrent calls).
    */
-  authorize(req: SignableRequest, key: VendorKey): (readonly [string, string])[] | Promise<(readonly [string, string])[]>;
+  authorize(
+    req: SignableRequest,
+    key: VendorKey,
+  ): (readonly [string, string])[] | Promise<(readonly [string, string])[]>;
   errorShape: ErrorShape;
   /** Stops background work (token refreshes). */
   close?(): void;

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { JWT } from 'google-auth-library';
 import { z } from 'zod';
 import { upstreamId, url } from '../../config/fields';
+import { ConfigError } from '../../config/config-error';
 import { messagesIn } from './envelopes';
 import { generateAction } from './gemini';
 import type { UpstreamType } from './types';
@@ -36,7 +37,10 @@ const schema = z
 type VertexConfig = z.infer<typeof schema>;
 
 const baseUrlOf = (c: VertexConfig) =>
-  c.baseUrl ?? (c.region === 'global' ? 'https://aiplatform.googleapis.com' : `https://${c.region}-aiplatform.googleapis.com`);
+  c.baseUrl ??
+  (c.region === 'global'
+    ? 'https://aiplatform.googleapis.com'
+    : `https://${c.region}-aiplatform.googleapis.com`);
 
 /** The URL google-auth-library sends every service-account grant to (its own constant). */
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -53,18 +57,22 @@ function serviceAccountOf(config: VertexConfig, path: string): ServiceAccount {
   try {
     text = readFileSync(config.credentialsFile!, 'utf8');
   } catch (err) {
-    throw new Error(`${path}.credentialsFile: cannot read ${config.credentialsFile} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new ConfigError(
+      `config: ${path}.credentialsFile: cannot read ${config.credentialsFile} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error(`${path}.credentialsFile: ${config.credentialsFile} is not JSON`);
+    throw new ConfigError(`config: ${path}.credentialsFile: ${config.credentialsFile} is not JSON`);
   }
   const result = serviceAccountSchema.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new Error(`${path}.credentialsFile: ${issue.path.join('.') || 'key'}: ${issue.message}`);
+    throw new ConfigError(
+      `config: ${path}.credentialsFile: ${issue.path.join('.') || 'key'}: ${issue.message}`,
+    );
   }
   return result.data;
 }
@@ -136,13 +144,15 @@ export const vertexUpstream: UpstreamType<VertexConfig> = {
   bind(config, context) {
     const tokens = new ServiceAccountTokens(serviceAccountOf(config, context.path));
     const at = `/v1/projects/${config.projectId}/locations/${config.region}/publishers`;
+    // Vertex's model versions are named with `@` (`claude-sonnet-4-5@20250929`), which a path segment takes as is.
+    const segment = (model: string) => encodeURIComponent(model).replace(/%40/g, '@');
     return {
       format: (model) => (/^claude/.test(model) ? 'messages' : 'generate'),
       serves: (format) => format === 'messages' || format === 'generate',
       request(call, model) {
         if (call.format === 'generate') {
           return {
-            path: `${at}/google/models/${encodeURIComponent(model)}:${generateAction(call)}`,
+            path: `${at}/google/models/${segment(model)}:${generateAction(call)}`,
             body: Buffer.from(call.text),
             headers: [],
             framing: 'sse',
@@ -152,8 +162,14 @@ export const vertexUpstream: UpstreamType<VertexConfig> = {
         const action =
           call.op === 'count'
             ? 'count-tokens:rawPredict'
-            : `${encodeURIComponent(model)}:${call.stream ? 'streamRawPredict' : 'rawPredict'}`;
-        return { path: `${at}/anthropic/models/${action}`, body: Buffer.from(body), headers, drop, framing: 'sse' };
+            : `${segment(model)}:${call.stream ? 'streamRawPredict' : 'rawPredict'}`;
+        return {
+          path: `${at}/anthropic/models/${action}`,
+          body: Buffer.from(body),
+          headers,
+          drop,
+          framing: 'sse',
+        };
       },
       authorize() {
         const token = tokens.get();

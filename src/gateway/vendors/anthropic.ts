@@ -95,6 +95,13 @@ const batchResults: UsageFormat = {
   },
 };
 
+const modelEntry = (name: string, created: number) => ({
+  type: 'model',
+  id: name,
+  display_name: name,
+  created_at: new Date(created).toISOString(),
+});
+
 export const anthropic: VendorDefinition<'anthropic'> = {
   name: 'anthropic',
   mount: '/anthropic',
@@ -113,6 +120,15 @@ export const anthropic: VendorDefinition<'anthropic'> = {
     error: { type: ERROR_TYPES[status] ?? 'api_error', message },
   }),
   usage: { messages, batchResults },
+  modelList: {
+    list: (names, created) => ({
+      data: names.map((name) => modelEntry(name, created)),
+      has_more: false,
+      first_id: names[0] ?? null,
+      last_id: names[names.length - 1] ?? null,
+    }),
+    one: modelEntry,
+  },
   // https://platform.claude.com/docs/en/about-claude/pricing: web search, 10 USD per 1,000 searches.
   toolCallUsd: { web_search: 0.01 },
   // Files in content blocks (`{"type":"document","source":{"type":"file","file_id":...}}`), skills in a container.
@@ -125,7 +141,11 @@ export const anthropic: VendorDefinition<'anthropic'> = {
       refs: true,
       call: { format: 'messages', op: 'create' },
     }),
-    post('/v1/messages/count_tokens', { model: 'body', refs: true, call: { format: 'messages', op: 'count' } }),
+    post('/v1/messages/count_tokens', {
+      model: 'body',
+      refs: true,
+      call: { format: 'messages', op: 'count' },
+    }),
     post('/v1/messages/batches', {
       model: 'batch',
       refs: true,
@@ -142,8 +162,8 @@ export const anthropic: VendorDefinition<'anthropic'> = {
       stream: 'body',
       unmetered: 'the legacy Text Completions API reports no usage',
     }),
-    get('/v1/models'),
-    get('/v1/models/{model*}'),
+    get('/v1/models', { models: 'all' }),
+    get('/v1/models/{model*}', { models: 'one' }),
     post('/v1/files', { creates: { json: (b) => revealed(b.id) } }),
     get('/v1/files'),
     get('/v1/files/{id}', { object: '{id}' }),

@@ -33,7 +33,9 @@ export const bedrock: VendorDefinition = {
   keyHeaders: ['authorization'],
   keyTo: { header: 'authorization', value: (key) => `Bearer ${key}` },
   errorBody: (_status, message) => ({ message }),
-  errorHeaders: (status) => ({ 'x-amzn-ErrorType': `${bedrockErrorType(status)}:http://internal.amazon.com/coral/com.amazon.bedrock/` }),
+  errorHeaders: (status) => ({
+    'x-amzn-ErrorType': `${bedrockErrorType(status)}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+  }),
   usage: {},
   // Model ids hold `:` (`anthropic.claude-sonnet-4-5-20250929-v1:0`), which clients escape.
   routes: [

@@ -167,6 +167,13 @@ function resultsFile(b: Record<string, unknown>) {
   return file ? [{ id: file, usage: 'batchLines' }] : [];
 }
 
+const modelEntry = (name: string) => ({
+  name: `models/${name}`,
+  version: 'genway',
+  displayName: name,
+  supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
+});
+
 export const gemini: VendorDefinition<'gemini'> = {
   name: 'gemini',
   mount: '/gemini',
@@ -193,6 +200,10 @@ export const gemini: VendorDefinition<'gemini'> = {
     error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
   }),
   usage: { generateContent, generateContentGrounded, callsOnly, batchLines, batchInline },
+  modelList: {
+    list: (names) => ({ models: names.map((name) => modelEntry(name)) }),
+    one: (name) => modelEntry(name),
+  },
   // `fileData.fileUri`, `cachedContent`, a batch's or an import's `fileName`, a file search tool's stores; both
   // spellings (the REST API takes snake_case too).
   refs: {
@@ -242,8 +253,8 @@ export const gemini: VendorDefinition<'gemini'> = {
       creates: { json: named },
       unmetered: 'long-running predictions (video) report no token usage',
     }),
-    v(get, '/models'),
-    v(get, '/models/{model}'),
+    v(get, '/models', { models: 'all' }),
+    v(get, '/models/{model}', { models: 'one' }),
     v(get, '/models/{model}/operations'),
     v(get, '/models/{model}/operations/{op}', { object: 'models/{model}/operations/{op}' }),
     v(get, '/tunedModels'),

@@ -11,7 +11,11 @@ import { openai } from './openai';
  */
 export const VENDORS: readonly VendorDefinition<VendorName>[] = [anthropic, gemini, openai];
 
-export const VENDOR_BY_NAME: { readonly [N in VendorName]: VendorDefinition<N> } = { anthropic, gemini, openai };
+export const VENDOR_BY_NAME: { readonly [N in VendorName]: VendorDefinition<N> } = {
+  anthropic,
+  gemini,
+  openai,
+};
 
 /** Claude Code's other two gateway formats: Claude on Bedrock and on Vertex, served under their mounts only. */
 export const CLOUD_FORMATS: readonly VendorDefinition[] = [bedrock, vertex];

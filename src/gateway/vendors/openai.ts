@@ -184,6 +184,13 @@ const batchObjects = (b: Record<string, unknown>) => [
 ];
 const created = { json: (b: Record<string, unknown>) => revealed(b.id) };
 
+const modelEntry = (name: string, created: number) => ({
+  id: name,
+  object: 'model',
+  created: Math.floor(created / 1000),
+  owned_by: 'genway',
+});
+
 export const openai: VendorDefinition<'openai'> = {
   name: 'openai',
   mount: '/openai',
@@ -199,6 +206,10 @@ export const openai: VendorDefinition<'openai'> = {
     return { error: { message, type, param: null, code } };
   },
   usage: { responses, responsesWhole, chat, images, transcription, batchOutput },
+  modelList: {
+    list: (names, created) => ({ object: 'list', data: names.map((name) => modelEntry(name, created)) }),
+    one: modelEntry,
+  },
   // https://platform.openai.com/docs/pricing, built-in tools: web search 10 USD and file search 2.50 USD per 1,000
   // calls.
   toolCallUsd: { web_search_call: 0.01, file_search_call: 0.0025 },
@@ -250,7 +261,11 @@ export const openai: VendorDefinition<'openai'> = {
       call: { format: 'responses', op: 'create' },
     }),
     get('/v1/responses', { upgrade: 'websocket', usage: 'responses' }),
-    post('/v1/responses/input_tokens', { model: 'body', refs: true, call: { format: 'responses', op: 'count' } }),
+    post('/v1/responses/input_tokens', {
+      model: 'body',
+      refs: true,
+      call: { format: 'responses', op: 'count' },
+    }),
     post('/v1/responses/compact', { model: 'body', usage: 'responses', refs: true }),
     get('/v1/responses/{id}', { object: '{id}', stream: 'always' }),
     del('/v1/responses/{id}', { object: '{id}' }),
@@ -264,8 +279,8 @@ export const openai: VendorDefinition<'openai'> = {
     post('/v1/conversations/{id}/items', { object: '{id}' }),
     get('/v1/conversations/{id}/items/{item}', { object: '{id}' }),
     del('/v1/conversations/{id}/items/{item}', { object: '{id}' }),
-    get('/v1/models'),
-    get('/v1/models/{model*}'),
+    get('/v1/models', { models: 'all' }),
+    get('/v1/models/{model*}', { models: 'one' }),
     del('/v1/models/{model*}'),
     post('/v1/files', { creates: created }),
     get('/v1/files'),

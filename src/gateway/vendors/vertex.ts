@@ -35,13 +35,21 @@ export const vertex: VendorDefinition = {
   claims: () => false,
   keyHeaders: ['authorization'],
   keyTo: { header: 'authorization', value: (key) => `Bearer ${key}` },
-  errorBody: (status, message) => ({ error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' } }),
+  errorBody: (status, message) => ({
+    error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
+  }),
   usage: {},
   routes: [
     // Counting names the model in the body (before `{model}`, which `count-tokens` would match too).
-    post(`${AT}/anthropic/models/count-tokens:rawPredict`, { model: 'body', call: { format: 'messages', op: 'count' } }),
+    post(`${AT}/anthropic/models/count-tokens:rawPredict`, {
+      model: 'body',
+      call: { format: 'messages', op: 'count' },
+    }),
     claude('rawPredict', { call: { format: 'messages', op: 'create' } }),
-    claude('streamRawPredict', { stream: 'always', call: { format: 'messages', op: 'create', streams: true } }),
+    claude('streamRawPredict', {
+      stream: 'always',
+      call: { format: 'messages', op: 'create', streams: true },
+    }),
     gemini('generateContent', { call: { format: 'generate', op: 'create' } }),
     gemini('streamGenerateContent', {
       stream: 'alt=sse',

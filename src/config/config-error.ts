@@ -1,0 +1,2 @@
+/** A config that cannot run: its message is the one line the process prints before it stops. */
+export class ConfigError extends Error {}
