@@ -234,6 +234,107 @@ describe('coding CLIs through Genway', () => {
     }
   });
 
+  describe('Claude Code in its Bedrock and Vertex modes, on routes to Anthropic’s API', () => {
+    let routed: RunningGateway;
+    beforeAll(async () => {
+      routed = await startGateway(vendor.url, {
+        gateway: {
+          routes: [
+            { model: 'claude-on-bedrock', targets: [{ upstream: 'anthropic', model: 'claude-cli-bedrock' }] },
+            { model: 'claude-on-vertex', targets: [{ upstream: 'anthropic', model: 'claude-cli-vertex' }] },
+          ],
+        },
+      });
+    });
+    afterAll(async () => {
+      await routed?.close();
+    });
+
+    /** Every model Claude Code may pick (its main one and its small, fast one) set to the route. */
+    const models = (route: string) => ({
+      ANTHROPIC_MODEL: route,
+      ANTHROPIC_SMALL_FAST_MODEL: route,
+      ANTHROPIC_DEFAULT_HAIKU_MODEL: route,
+      ANTHROPIC_DEFAULT_SONNET_MODEL: route,
+      ANTHROPIC_DEFAULT_OPUS_MODEL: route,
+    });
+    const quiet = {
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    };
+
+    test.each([
+      [
+        'Bedrock',
+        'claude-on-bedrock',
+        'claude-cli-bedrock',
+        (base: string, key: string) => ({
+          CLAUDE_CODE_USE_BEDROCK: '1',
+          CLAUDE_CODE_SKIP_BEDROCK_AUTH: '1',
+          ANTHROPIC_BEDROCK_BASE_URL: `${base}/bedrock`,
+          AWS_BEARER_TOKEN_BEDROCK: key,
+          AWS_REGION: 'us-east-1',
+        }),
+      ],
+      [
+        'Vertex',
+        'claude-on-vertex',
+        'claude-cli-vertex',
+        (base: string, key: string) => ({
+          CLAUDE_CODE_USE_VERTEX: '1',
+          CLAUDE_CODE_SKIP_VERTEX_AUTH: '1',
+          ANTHROPIC_VERTEX_BASE_URL: `${base}/vertex/v1`,
+          ANTHROPIC_VERTEX_PROJECT_ID: 'client-project',
+          CLOUD_ML_REGION: 'us-east5',
+          ANTHROPIC_AUTH_TOKEN: key,
+        }),
+      ],
+    ])(
+      'Claude Code in its %s mode: the model routed, the answer printed, the vendor key swapped in, usage metered by the route',
+      async (mode, route, upstreamModel, envOf) => {
+        const { key, keyId } = await fundedKey(routed.h.services);
+        const before = vendor.seen.length;
+        const r = await run(
+          vendor,
+          'claude',
+          ['-p', 'say pong'],
+          { ...quiet, ...models(route), ...envOf(routed.base, key) },
+          freshHome(`claude-${mode.toLowerCase()}`),
+        );
+        const seen = vendor.seen.slice(before);
+        timings.push({ client: `Claude Code, ${mode} mode`, run: r, requests: seen.length });
+        expect({
+          code: r.code,
+          printed: r.stdout.includes(PHRASE),
+          stderr: r.code === 0 ? '' : r.stderr,
+        }).toEqual({
+          code: 0,
+          printed: true,
+          stderr: '',
+        });
+        const calls = seen.filter((s) => s.url.split('?')[0] === '/v1/messages');
+        expect(calls.length).toBeGreaterThan(0);
+        for (const s of calls) expect((JSON.parse(s.body) as { model: string }).model).toBe(upstreamModel);
+        // The anthropic pool's keys take turns: each call carried one of them, never the Genway key.
+        for (const s of seen) {
+          expect(VENDOR_KEYS.anthropic).toContain(s.headers['x-api-key']);
+          expect(JSON.stringify(s.headers) + s.url + s.body).not.toContain(key);
+        }
+        const { messages } = USAGE;
+        const expected = {
+          [route]: {
+            ...emptyUsage(),
+            requests: calls.length,
+            input: calls.length * messages.input,
+            output: calls.length * messages.output,
+          },
+        };
+        expect(await settled(() => routed.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+      },
+    );
+  });
+
   const codexConfig = (home: string, websocket: boolean) => {
     fs.mkdirSync(path.join(home, '.codex'), { recursive: true });
     fs.writeFileSync(
