@@ -121,8 +121,13 @@ function fromEnv(env: Env): Plain {
   return out;
 }
 
-/** Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis URLs. */
-const SECRET_KEY = /token|secret|key|password|headers|redis/i;
+/**
+ * Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis URLs, service
+ * accounts; and whole entries of `gateway.upstreams` (an upstream's object holds its credentials).
+ */
+const SECRET_KEY = /token|secret|key|password|headers|redis|credential/i;
+const secretHolder = (key: string, got: unknown) =>
+  typeof got === 'object' && got !== null && key.startsWith('gateway.upstreams');
 
 function describe(issue: z.core.$ZodIssue, input: Plain): string {
   const key = issue.path.join('.') || '(root)';
@@ -133,7 +138,7 @@ function describe(issue: z.core.$ZodIssue, input: Plain): string {
   const shown =
     got === undefined
       ? ''
-      : SECRET_KEY.test(key)
+      : SECRET_KEY.test(key) || secretHolder(key, got)
         ? ` (got ${typeof got === 'string' ? `${got.length} characters` : typeof got}, not shown)`
         : ` (got ${JSON.stringify(got)})`;
   if (issue.code === 'unrecognized_keys') return `config: ${key}: unknown key(s) ${issue.keys.join(', ')}`;

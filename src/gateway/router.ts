@@ -458,6 +458,8 @@ type RoutedSpec = RouteSpec & { call: NonNullable<RouteSpec['call']> };
 /** A target of one routed call: its request built once, when first tried (a fallback may never be). */
 interface RoutedCallTarget extends RoutedTarget {
   readonly format: ModelCall['format'];
+  /** The model's name at the upstream. */
+  readonly model: string;
   /** The call asked a chat stream's usage on the client's behalf: the usage-only chunk is kept from the client. */
   readonly askedUsage: boolean;
 }
@@ -467,6 +469,7 @@ function routedTarget(target: Target, read: ModelCall): RoutedCallTarget {
   let built: UpstreamRequest | undefined;
   return {
     upstream: target.upstream,
+    model: target.model,
     format: read.format,
     askedUsage: added,
     request: () => (built ??= target.upstream.calls.request(sent, target.model)),
@@ -1217,6 +1220,7 @@ export function createGateway({
         served: (target) => {
           served = target as RoutedCallTarget;
           call.upstream = served.upstream;
+          call.span?.routed(served.upstream, served.model);
         },
       },
       beforeEnd: () => recordUsage(),

@@ -55,6 +55,9 @@ export const GENWAY = {
   accountId: 'genway.account_id',
   requestId: 'genway.request_id',
   route: 'genway.route',
+  upstream: 'genway.upstream',
+  upstreamType: 'genway.upstream.type',
+  upstreamModel: 'genway.upstream.model',
   taskId: 'genway.task_id',
   taskModel: 'genway.task.model',
   chargeUsd: 'genway.charge_usd',
@@ -67,11 +70,20 @@ export const FIRST_BYTE_EVENT = 'genway.upstream.first_byte';
 const NO_ANSWER: Record<number, string> = { 502: 'upstream_unreachable', 504: 'upstream_timeout' };
 
 /** `gen_ai.provider.name` (and the older `gen_ai.system`) of each vendor Genway passes through. */
-const PROVIDERS: Record<string, string> = { anthropic: 'anthropic', openai: 'openai', gemini: 'gcp.gemini' };
+const PROVIDERS: Record<string, string> = {
+  anthropic: 'anthropic',
+  openai: 'openai',
+  gemini: 'gcp.gemini',
+  bedrock: 'aws.bedrock',
+  vertex: 'gcp.vertex_ai',
+  'azure-openai': 'azure.ai.openai',
+};
 
 /** The gen_ai operation a route performs, by method and route template; routes not listed carry none. */
 const OPERATIONS: [RegExp, string][] = [
   [/^POST \/v1\/(chat\/completions|messages|responses)$/, 'chat'],
+  [/^POST \/model\/\{model\*\}\/invoke(-with-response-stream)?$/, 'chat'],
+  [/^POST .*\/models\/\{model\}:(rawPredict|streamRawPredict)$/, 'chat'],
   [/^POST \/v1\/(completions|complete)$/, 'text_completion'],
   [/^POST \/v1\/embeddings$/, 'embeddings'],
   [/^POST .*:(generateContent|streamGenerateContent)$/, 'generate_content'],
@@ -138,6 +150,24 @@ export class GatewaySpan {
     if (model === undefined) return;
     this.span.setAttribute(GEN_AI.requestModel, model);
     if (this.operation) this.span.updateName(`${this.operation} ${model}`);
+  }
+
+  /**
+   * Where a routed call ran: the upstream (its id and type, the provider it is) and the model's name there, which
+   * replace the caller's vendor as the span's provider and server.
+   */
+  routed(upstream: { name: string; type: string; origin: URL }, model: string): void {
+    if (this.ended) return;
+    const provider = PROVIDERS[upstream.type] ?? upstream.type;
+    this.span.setAttributes({
+      [GENWAY.upstream]: upstream.name,
+      [GENWAY.upstreamType]: upstream.type,
+      [GENWAY.upstreamModel]: model,
+      [GEN_AI.provider]: provider,
+      [GEN_AI.system]: provider,
+      [ATTR_SERVER_ADDRESS]: upstream.origin.hostname,
+      [ATTR_SERVER_PORT]: serverPort(upstream.origin),
+    });
   }
 
   /**
