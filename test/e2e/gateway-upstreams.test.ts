@@ -197,6 +197,24 @@ describe.each(storeModes)('upstreams and routes (%s store)', (_mode, redis) => {
       expect(bedrock.received[before]).toMatchObject({ verified: true, auth: 'apiKey' });
     });
 
+    test('an answer Genway cannot read (a stream that is no event stream) is a 502 in the caller’s shape, charged nothing', async () => {
+      bedrock.next((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html>a captive portal</html>');
+      });
+      const err = await anthropic()
+        .messages.stream({ model: 'claude-bedrock', max_tokens: 8, messages: HELLO })
+        .finalMessage()
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Anthropic.InternalServerError);
+      expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      expect((err as InstanceType<typeof Anthropic.APIError>).error).toEqual({
+        type: 'error',
+        error: { type: 'api_error', message: 'Upstream answered a stream as text/html, not an event stream' },
+      });
+      expect(await chargedMicros(gw.h.services, accountId)()).toEqual([]);
+    });
+
     test('Bedrock’s error is the caller’s error, in Anthropic’s shape and status', async () => {
       const err = await anthropic()
         .messages.create({
