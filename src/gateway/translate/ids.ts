@@ -31,3 +31,9 @@ const NOT_IN_MESSAGES_ID = /[^a-zA-Z0-9_-]/g;
 /** An id the messages format accepts (`^[a-zA-Z0-9_-]+$`), the same for a call and its result. */
 export const messagesId = (id: string): string =>
   MESSAGES_ID.test(id) ? id : id.replace(NOT_IN_MESSAGES_ID, '_');
+
+/**
+ * Anthropic's redacted thinking has no text, only opaque data: it travels where other formats keep a signature
+ * (a Responses reasoning item's `encrypted_content`, a Gemini thought's `thoughtSignature`), behind this mark.
+ */
+export const REDACTED = 'redacted:';

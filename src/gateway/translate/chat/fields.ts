@@ -222,7 +222,8 @@ export const CHAT_FIELDS: FieldTable = {
       'reasoning_effort',
       {
         messages: mapped(
-          '`thinking: {type: adaptive}` with `output_config.effort` (minimal → low); none → `thinking: {type: disabled}`',
+          '`thinking: {type: adaptive}` with `output_config.effort` (minimal → low); none → `thinking: {type: disabled}`; ' +
+            'a turn continuing tool calls whose `thinking_blocks` were not sent back runs without thinking (the format requires them)',
         ),
         generate: mapped(
           '`thinkingConfig.thinkingLevel` (xhigh, max → HIGH) with `includeThoughts`; none → `thinkingBudget: 0`',

@@ -1,3 +1,4 @@
+import { REDACTED } from '../ids';
 import type { Effort, Message, Part, Reasoning, Request, Source, TextPart, Tool } from '../ir';
 import { documentOf, imageOf, numberField, stopList, toolParameters } from '../read-common';
 import { isObj, list, obj, str, text, type Obj } from '../shared';
@@ -48,8 +49,10 @@ function readContents(contents: Obj[], g: Guard): Message[] {
     const parts: Part[] = [];
     let thought: { text: string; signature?: string } | undefined;
     const flushThought = () => {
-      if (thought?.signature)
-        parts.push({ type: 'thinking', text: thought.text, signature: thought.signature });
+      const signature = thought?.signature;
+      if (signature?.startsWith(REDACTED)) {
+        parts.push({ type: 'thinking', text: '', redacted: signature.slice(REDACTED.length) });
+      } else if (signature) parts.push({ type: 'thinking', text: thought!.text, signature });
       thought = undefined;
     };
     list(c.parts, at(path, 'parts')).forEach((p, j) => {

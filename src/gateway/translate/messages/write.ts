@@ -30,6 +30,7 @@ export function writeMessagesRequest(req: Request, model: string): Obj {
   if (req.output?.kind === 'json_schema')
     outputConfig.format = { type: 'json_schema', schema: req.output.schema };
   if (req.reasoning) thinking(req.reasoning, body, outputConfig);
+  if (unsignedToolTurn(body)) body.thinking = { type: 'disabled' };
   if (Object.keys(outputConfig).length) body.output_config = outputConfig;
   if (req.user) body.metadata = { user_id: req.user };
   if (req.stream) body.stream = true;
@@ -63,6 +64,24 @@ function thinking(r: Reasoning, body: Obj, outputConfig: Obj): void {
   }
   const config = body.thinking as Obj;
   if (r.show === false && config.type !== 'disabled') config.display = 'omitted';
+}
+
+/**
+ * Whether thinking must be off: the format requires the thinking blocks of the tool-use turn being continued, and a
+ * caller whose format has no place for them (chat completions without `thinking_blocks`, a Responses caller without
+ * encrypted reasoning) did not send them. That one request runs without thinking (docs/translation.md).
+ */
+function unsignedToolTurn(body: Obj): boolean {
+  const type = (body.thinking as Obj | undefined)?.type;
+  if (type !== 'enabled' && type !== 'adaptive') return false;
+  const messages = body.messages as { role: string; content: Obj[] }[];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'assistant') continue;
+    const uses = m.content.some((b) => b.type === 'tool_use');
+    return uses && !m.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  }
+  return false;
 }
 
 function blocks(m: Message): Obj[] {
