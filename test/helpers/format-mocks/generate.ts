@@ -50,7 +50,7 @@ const FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$/;
 /** The value Google documents for calls another model made, which skips signature validation. */
 const SKIP = 'skip_thought_signature_validator';
 
-export const THOUGHT_SIGNATURE = 'CiQBVKhc7mock/thought+signature==';
+export const THOUGHT_SIGNATURE = 'CiQB+/mock/thought+sig==';
 
 const bad = (message: string): never => {
   throw new MockError(400, message, 'INVALID_ARGUMENT');

@@ -420,6 +420,14 @@ export const CHAT_FIELDS: FieldTable = {
       messages: dropped('thinking without its signature cannot be sent back: see `thinking_blocks`'),
       generate: dropped(NOTE.geminiThoughts),
     }),
+    rule('messages[].parsed', {
+      messages: dropped('the openai SDK’s parsed copy of an earlier answer’s content'),
+      generate: dropped('the openai SDK’s parsed copy of an earlier answer’s content'),
+    }),
+    rule('messages[].annotations', {
+      messages: dropped('citations of an earlier answer'),
+      generate: dropped('citations of an earlier answer'),
+    }),
     rule('messages[].audio', { messages: refused(NOTE.audio), generate: refused(NOTE.audio) }),
     rule('messages[].function_call', {
       messages: refused(NOTE.legacyFunctions),

@@ -9,7 +9,7 @@ import {
   type Tool,
 } from '../ir';
 import { documentOf, imageOf, numberField, stopList, textParts, toolParameters } from '../read-common';
-import { isObj, list, obj, str, text, type Obj } from '../shared';
+import { isObj, list, mediaTypeOfUrl, obj, str, text, type Obj } from '../shared';
 import { at, TranslationError, type Guard } from '../table';
 import { SERVER_BLOCKS } from './fields';
 
@@ -169,11 +169,9 @@ function source(s: Obj, path: string, g: Guard, document: boolean): Source {
   }
   if (type === 'url') {
     if (document) g.check('messages[].content[].source.type: "url" (document)', at(path, 'type'), type);
-    return {
-      kind: 'url',
-      url: text(s.url, at(path, 'url')),
-      ...(document ? { mediaType: 'application/pdf' } : {}),
-    };
+    const url = text(s.url, at(path, 'url'));
+    const mediaType = document ? 'application/pdf' : mediaTypeOfUrl(url);
+    return { kind: 'url', url, ...(mediaType ? { mediaType } : {}) };
   }
   if (type === 'text' && document) return { kind: 'text', text: text(s.data, at(path, 'data')) };
   g.check(`messages[].content[].source.type: ${JSON.stringify(type)}`, at(path, 'type'), type);

@@ -166,8 +166,7 @@ export class ResponsesStreamWriter implements EventWriter {
     });
   }
 
-  private closePart(): string {
-    const open = this.open as Open & { kind: 'message' };
+  private closePart(open = this.open as Open & { kind: 'message' }): string {
     const where = { item_id: open.item.id, output_index: open.index, content_index: open.parts.length };
     const done =
       open.part === 'output_text'
@@ -214,7 +213,7 @@ export class ResponsesStreamWriter implements EventWriter {
     this.open = undefined;
     let out = '';
     if (open.kind === 'message') {
-      out += this.closePart();
+      out += this.closePart(open);
       open.item.content = open.parts;
     } else if (open.kind === 'reasoning') {
       const part = { type: 'summary_text', text: open.text };
