@@ -7,13 +7,16 @@ import { formatName, type CallFormat, type FieldRule, type Handling, type Target
  * writes it; test/unit/translate-table.test.ts fails when the file and the code disagree).
  */
 
-export const GENERATED_MARK = '<!-- Generated from src/gateway/translate by scripts/translation-table.js: do not edit below. -->';
+export const GENERATED_MARK =
+  '<!-- Generated from src/gateway/translate by scripts/translation-table.js: do not edit below. -->';
 
 const TARGETS: readonly TargetFormat[] = ['chat', 'messages', 'generate'];
 const CALLERS: readonly CallFormat[] = ['chat', 'messages', 'generate', 'responses'];
 
 const title = (f: CallFormat): string =>
-  ({ chat: 'Chat completions', messages: 'Messages', generate: 'generateContent', responses: 'Responses' })[f];
+  ({ chat: 'Chat completions', messages: 'Messages', generate: 'generateContent', responses: 'Responses' })[
+    f
+  ];
 
 function cell(h: Handling | undefined, rule: FieldRule): string {
   if (!h) return '';
@@ -45,7 +48,10 @@ function stopSection(): string {
   }
   lines.push('', 'The intermediate reason, written for each caller:', '');
   const reasons = Object.keys(STOP_TO.chat) as (keyof typeof STOP_TO.chat)[];
-  lines.push(`| reason | ${CALLERS.map(formatName).join(' | ')} |`, `| - | ${CALLERS.map(() => '-').join(' | ')} |`);
+  lines.push(
+    `| reason | ${CALLERS.map(formatName).join(' | ')} |`,
+    `| - | ${CALLERS.map(() => '-').join(' | ')} |`,
+  );
   for (const r of reasons) lines.push(`| ${r} | ${CALLERS.map((c) => `\`${STOP_TO[c][r]}\``).join(' | ')} |`);
   return lines.join('\n');
 }

@@ -60,10 +60,13 @@ function readContents(contents: Obj[], g: Guard): Message[] {
       g.members(p, 'contents[].parts[]', here, []);
       if (p.thought === true) {
         if (g.drops('contents[].parts[].thought', at(here, 'thought'), true)) return;
-        thought = {
-          text: (thought?.text ?? '') + (str(p.text) ?? ''),
-          signature: str(p.thoughtSignature) ?? thought?.signature,
-        };
+        thought = { text: (thought?.text ?? '') + (str(p.text) ?? '') };
+        // The signature comes on a thought's last part.
+        const signature = str(p.thoughtSignature);
+        if (signature) {
+          thought.signature = signature;
+          flushThought();
+        }
         return;
       }
       flushThought();

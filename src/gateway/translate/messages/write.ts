@@ -75,13 +75,17 @@ function unsignedToolTurn(body: Obj): boolean {
   const type = (body.thinking as Obj | undefined)?.type;
   if (type !== 'enabled' && type !== 'adaptive') return false;
   const messages = body.messages as { role: string; content: Obj[] }[];
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!;
-    if (m.role !== 'assistant') continue;
-    const uses = m.content.some((b) => b.type === 'tool_use');
-    return uses && !m.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+  const last = messages[messages.length - 1];
+  const call = messages[messages.length - 2];
+  // Only a tool-use loop being continued: its results are the last message.
+  if (
+    last?.role !== 'user' ||
+    !last.content.some((b) => b.type === 'tool_result') ||
+    call?.role !== 'assistant'
+  ) {
+    return false;
   }
-  return false;
+  return !call.content.some((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
 }
 
 function blocks(m: Message): Obj[] {
