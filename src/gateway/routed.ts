@@ -3,7 +3,16 @@ import { ApiError } from '../errors';
 import { editJson } from './json-edit';
 import type { Adaptation, ResponseHead } from './proxy';
 import { createUsageTap, type UsageTap } from './usage';
-import { betasOf, headerVersion } from './upstreams/envelopes';
+import {
+  responseTranslator,
+  translateRequest,
+  TranslationError,
+  UnreadableAnswer,
+  type CallFormat,
+  type ResponseTranslator,
+  type TargetFormat,
+} from './translate';
+import { betasOf, headerVersion, messagesIn } from './upstreams/envelopes';
 import { eventStreamToSse, sseToEventStream } from './upstreams/eventstream';
 import type { Envelope, ErrorShape, Format, ModelCall, UpstreamRequest } from './upstreams/types';
 import type { RouteSpec, UsageFormat, VendorDefinition } from './vendor';
@@ -104,6 +113,61 @@ export function withStreamUsage(call: ModelCall): { call: ModelCall; added: bool
   return { call: { ...call, text, json: { ...call.json, stream_options } }, added: true };
 }
 
+const CALL_FORMATS = new Set<string>(['chat', 'messages', 'generate', 'responses']);
+const TARGET_FORMATS = new Set<string>(['chat', 'messages', 'generate']);
+
+/** Whether a call in `from` reaches a model speaking `to` through translation (./translate). */
+export const translates = (from: Format, to: Format): boolean =>
+  from !== to && CALL_FORMATS.has(from) && TARGET_FORMATS.has(to);
+
+/** A routed call's body in the target's format, and what the answer's translation needs. */
+export interface Translated {
+  call: ModelCall;
+  answer: ResponseTranslator;
+}
+
+/**
+ * A call translated for a target speaking `to`, and the translator of its answer back (src/gateway/translate). The
+ * caller's envelope is undone first (a Bedrock or Vertex body is read as Anthropic's). Throws TranslationError for what
+ * the target cannot express.
+ */
+export function translated(read: ModelCall, to: Format, model: string, routeName: string): Translated {
+  let json = read.json;
+  if (read.format === 'messages' && read.envelope !== 'native') {
+    json = JSON.parse(messagesIn(read, 'native', routeName).body) as Json;
+  }
+  const from = read.format as CallFormat;
+  const target = to as TargetFormat;
+  const request = translateRequest(from, target, read.op, json, { targetModel: model, stream: read.stream });
+  const text = JSON.stringify(request.body);
+  return {
+    call: {
+      format: to,
+      op: read.op,
+      text,
+      json: request.body,
+      envelope: 'native',
+      stream: request.stream,
+      betas: [],
+    },
+    answer: responseTranslator(target, from, read.op, {
+      model: routeName,
+      stream: read.stream,
+      includeUsage: read.format === 'chat' && asksForUsage(read.json),
+      geminiSse: read.format === 'generate' && /(^|&)alt=sse(&|$)/.test(read.query ?? ''),
+      memo: request.memo,
+    }),
+  };
+}
+
+/** A refusal of translation as the caller's 400, naming the field. */
+export function untranslatable(err: TranslationError): ApiError {
+  return new ApiError(
+    'invalid_request',
+    err.message.startsWith(err.field) ? err.message : `${err.field}: ${err.message}`,
+  );
+}
+
 /** The error shapes each inbound format's clients read (the first: the one Genway writes for them). */
 const SHAPES_OF: Record<string, readonly ErrorShape[]> = {
   anthropic: ['anthropic'],
@@ -147,8 +211,11 @@ export function adaptAnswer(options: {
   tapped(tap: UsageTap): void;
   /** Drops the usage-only chunk a chat stream was asked for on the client's behalf. */
   withoutUsageChunk?: { write(chunk: Buffer): Buffer; end(): Buffer };
+  /** The answer's translation into the caller's format, when the target speaks another. */
+  translator?: ResponseTranslator;
 }): Adaptation | undefined {
-  const { vendor, call, request, status, head } = options;
+  const { vendor, call, request, status, head, translator } = options;
+  if (translator) return translatedAnswer(options, translator);
   if (status < 200 || status >= 300) {
     if (SHAPES_OF[vendor.name]?.includes(options.shape)) return undefined;
     return {
@@ -211,5 +278,82 @@ export function adaptAnswer(options: {
     contentType: 'text/event-stream; charset=utf-8',
     deframe,
     tap: tap ? (chunk) => tap.write(chunk) : undefined,
+  };
+}
+
+/** Composes two transforms: the first's output goes through the second. */
+function chain(
+  first: { write(chunk: Buffer): Buffer; end(): Buffer },
+  second: { write(chunk: Buffer): Buffer; end(): Buffer },
+): { write(chunk: Buffer): Buffer; end(): Buffer } {
+  return {
+    write: (chunk) => second.write(first.write(chunk)),
+    end: () => Buffer.concat([second.write(first.end()), second.end()]),
+  };
+}
+
+/**
+ * A translated answer: an error body in the caller's error shape, a JSON answer rewritten whole (a 502 when it cannot
+ * be read), a stream translated event by event (deframed first, framed for a Bedrock caller last), its usage read
+ * from the target's own bytes.
+ */
+function translatedAnswer(
+  options: Parameters<typeof adaptAnswer>[0],
+  translator: ResponseTranslator,
+): Adaptation {
+  const { vendor, request, status, head } = options;
+  if (status < 200 || status >= 300) {
+    return {
+      streams: false,
+      contentType: 'application/json',
+      whole: (body) => translator.error(status, body),
+    };
+  }
+  const type = head.contentType ?? '';
+  const streamed =
+    request.framing === 'eventstream' ? type.includes(EVENT_STREAM) : type.includes('text/event-stream');
+  const deframe = streamed && request.framing === 'eventstream' ? eventStreamToSse() : undefined;
+  const tap = options.usage
+    ? createUsageTap(options.usage, deframe ? 'text/event-stream' : head.contentType, head.contentEncoding)
+    : null;
+  if (tap) options.tapped(tap);
+  const tapWrite = tap ? (chunk: Buffer) => tap.write(chunk) : undefined;
+  if (!streamed) {
+    if (options.call.stream) {
+      throw new ApiError(
+        'bad_gateway',
+        `Upstream answered a stream as ${head.contentType ?? 'no content type'}, not an event stream`,
+      );
+    }
+    return {
+      streams: false,
+      contentType: 'application/json',
+      tap: tapWrite,
+      whole: (body) => {
+        try {
+          return Buffer.from(JSON.stringify(translator.json(body)));
+        } catch (err) {
+          if (err instanceof UnreadableAnswer)
+            throw new ApiError('bad_gateway', `Upstream answer unreadable: ${err.message}`);
+          throw err;
+        }
+      },
+    };
+  }
+  const events = translator.stream();
+  const framing = callerFraming(vendor);
+  const geminiArray =
+    options.call.format === 'generate' && !/(^|&)alt=sse(&|$)/.test(options.call.query ?? '');
+  return {
+    streams: true,
+    contentType:
+      framing === 'eventstream'
+        ? EVENT_STREAM
+        : geminiArray
+          ? 'application/json'
+          : 'text/event-stream; charset=utf-8',
+    deframe,
+    tap: tapWrite,
+    transform: framing === 'eventstream' ? chain(events, sseToEventStream()) : events,
   };
 }

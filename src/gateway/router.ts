@@ -28,7 +28,18 @@ import type { ObjectOwner } from './objects';
 import { hasOwnVia, REQUEST_ID_HEADER, VendorProxy, type Exchange, type ResponseHeaders } from './proxy';
 import { ModelRoutes, type Target } from './model-routes';
 import type { RoutedTarget } from './proxy';
-import { adaptAnswer, readModelCall, usageFormatOf, VENDOR_OF_FORMAT, withStreamUsage } from './routed';
+import {
+  adaptAnswer,
+  readModelCall,
+  translated,
+  translates,
+  untranslatable,
+  usageFormatOf,
+  VENDOR_OF_FORMAT,
+  withStreamUsage,
+  type Translated,
+} from './routed';
+import { TranslationError } from './translate';
 import { RouteTable, type Resolution } from './routes';
 import { bindUpstreams, renderError, type Upstream } from './upstream';
 import type { ModelCall, UpstreamRequest } from './upstreams/types';
@@ -462,16 +473,22 @@ interface RoutedCallTarget extends RoutedTarget {
   readonly model: string;
   /** The call asked a chat stream's usage on the client's behalf: the usage-only chunk is kept from the client. */
   readonly askedUsage: boolean;
+  /** The call translated for a target speaking another format, and its answer's translation back. */
+  readonly translated?: Translated;
 }
 
-function routedTarget(target: Target, read: ModelCall): RoutedCallTarget {
-  const { call: sent, added } = withStreamUsage(read);
+function routedTarget(target: Target, read: ModelCall, translation?: Translated): RoutedCallTarget {
+  // A translated call asks a chat target for its usage itself, and answers the caller in the caller's format.
+  const { call: sent, added } = translation
+    ? { call: translation.call, added: false }
+    : withStreamUsage(read);
   let built: UpstreamRequest | undefined;
   return {
     upstream: target.upstream,
     model: target.model,
-    format: read.format,
+    format: sent.format,
     askedUsage: added,
+    translated: translation,
     request: () => (built ??= target.upstream.calls.request(sent, target.model)),
   };
 }
@@ -1143,25 +1160,41 @@ export function createGateway({
     const query = r.queryKey === undefined ? r.query : splitQueryKey(r.query).rest;
     const read = readModelCall(vendor, spec, text, json, req.headers, query);
     const skipped: string[] = [];
+    let refusal: ApiError | undefined;
     const targets: RoutedCallTarget[] = [];
     for (const t of planned) {
       const format = t.upstream.calls.format(t.model, read.format);
-      if (format !== read.format) {
-        skipped.push(`${t.upstream.name} speaks ${format}`);
-        continue;
-      }
       if (!t.upstream.calls.serves(format, read.op)) {
         skipped.push(
           `${t.upstream.name} serves no ${format} ${read.op === 'count' ? 'token count' : 'call'}`,
         );
         continue;
       }
-      targets.push(routedTarget(t, read));
+      if (format === read.format) {
+        targets.push(routedTarget(t, read));
+        continue;
+      }
+      if (!translates(read.format, format)) {
+        skipped.push(
+          `${t.upstream.name} speaks ${format}, which a ${read.format} call is not translated into`,
+        );
+        continue;
+      }
+      try {
+        targets.push(routedTarget(t, read, translated(read, format, t.model, model)));
+      } catch (err) {
+        if (!(err instanceof TranslationError)) throw err;
+        // What this target cannot express: the next may (a target of the caller's own format passes it).
+        refusal ??= untranslatable(err);
+      }
     }
     if (!targets.length) {
-      throw new ApiError(
-        'invalid_request',
-        `model: no target of ${JSON.stringify(model)} takes this ${read.format} call (${skipped.join('; ')})`,
+      throw (
+        refusal ??
+        new ApiError(
+          'invalid_request',
+          `model: no target of ${JSON.stringify(model)} takes this ${read.format} call (${skipped.join('; ')})`,
+        )
       );
     }
     const first = targets[0];
@@ -1216,6 +1249,7 @@ export function createGateway({
             usage: usageFormatOf((target as RoutedCallTarget).format, read.op),
             tapped: (t) => (tap = t),
             withoutUsageChunk: (target as RoutedCallTarget).askedUsage ? withoutUsageChunk() : undefined,
+            translator: (target as RoutedCallTarget).translated?.answer,
           }),
         served: (target) => {
           served = target as RoutedCallTarget;

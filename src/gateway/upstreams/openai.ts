@@ -9,6 +9,14 @@ const schema = z
     type: z.literal('openai'),
     ...keyedFields,
     apiKeys: keyedFields.apiKeys.default([]),
+    /**
+     * The formats the server speaks (default all three): a server without Responses (most of vLLM's and Ollama's) gets
+     * Responses calls translated into chat completions.
+     */
+    speaks: z
+      .array(z.enum(['chat', 'responses', 'embeddings']))
+      .min(1)
+      .optional(),
   })
   .refine(...distinctKeyIds);
 
@@ -20,8 +28,11 @@ export const openaiUpstream: UpstreamType<z.infer<typeof schema>> = {
   type: 'openai',
   schema,
   pool: (config) => config,
-  bind: () => ({
-    format: openaiFormat,
+  bind: (config) => ({
+    format: (model, wanted) => {
+      const format = openaiFormat(model, wanted);
+      return !config.speaks || (config.speaks as string[]).includes(format) ? format : 'chat';
+    },
     serves: servesOpenAI,
     request: (call, model) => openaiRequest(call, model, '/v1'),
     authorize: (_req, key) => [['authorization', `Bearer ${key.key}`]],
