@@ -194,10 +194,38 @@ function callerFraming(vendor: VendorDefinition): 'sse' | 'eventstream' {
 
 const EVENT_STREAM = 'application/vnd.amazon.eventstream';
 
+type Transform = { write(chunk: Buffer): Buffer; end(): Buffer };
+
+/** Composes two transforms: the first's output goes through the second. */
+function chain(first: Transform | undefined, second: Transform | undefined): Transform | undefined {
+  if (!first || !second) return first ?? second;
+  return {
+    write: (chunk) => second.write(first.write(chunk)),
+    end: () => Buffer.concat([second.write(first.end()), second.end()]),
+  };
+}
+
+/** An error body in `shape` as the caller's error body, the upstream's message and the status kept. */
+function reshapedError(vendor: VendorDefinition, shape: ErrorShape, status: number, body: Buffer): Buffer {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const message =
+    errorMessage(shape, parsed) ?? (body.length ? body.toString('utf8').slice(0, 512) : `HTTP ${status}`);
+  return Buffer.from(JSON.stringify(vendor.errorBody(status, message)));
+}
+
 /**
- * How `target`'s answer reaches a caller of `vendor`: its usage read with the target format's reader (from server-sent
- * events, a Bedrock stream's decoded first), its framing made the caller's, and its error body put in the caller's
- * error shape when the caller's clients would not read the target's. Undefined: it passes as it came, untapped.
+ * How `target`'s answer reaches a caller of `vendor`:
+ * - an error: in the caller's error shape (translated, or reshaped when the caller's clients would not read the
+ *   upstream's), its status kept;
+ * - a JSON answer: translated whole when the target speaks another format (a 502 when it cannot be read), else as is;
+ * - a stream: deframed (AWS's event stream into server-sent events), read for usage, translated event by event, and
+ *   framed for a Bedrock caller; a Bedrock stream to a Bedrock caller passes as it came, decoded only for the tap.
+ * The usage tap always reads the target's own (deframed) bytes with its format's reader. Undefined: as it came, untapped.
  */
 export function adaptAnswer(options: {
   vendor: VendorDefinition;
@@ -210,125 +238,47 @@ export function adaptAnswer(options: {
   /** Hands the tap to the caller's meter (created per answer). */
   tapped(tap: UsageTap): void;
   /** Drops the usage-only chunk a chat stream was asked for on the client's behalf. */
-  withoutUsageChunk?: { write(chunk: Buffer): Buffer; end(): Buffer };
+  withoutUsageChunk?: Transform;
   /** The answer's translation into the caller's format, when the target speaks another. */
   translator?: ResponseTranslator;
 }): Adaptation | undefined {
   const { vendor, call, request, status, head, translator } = options;
-  if (translator) return translatedAnswer(options, translator);
   if (status < 200 || status >= 300) {
+    if (translator)
+      return {
+        streams: false,
+        contentType: 'application/json',
+        whole: (body) => translator.error(status, body),
+      };
     if (SHAPES_OF[vendor.name]?.includes(options.shape)) return undefined;
     return {
       streams: false,
       contentType: 'application/json',
-      whole: (body) => {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(body.toString('utf8'));
-        } catch {
-          parsed = undefined;
-        }
-        const message =
-          errorMessage(options.shape, parsed) ??
-          (body.length ? body.toString('utf8').slice(0, 512) : `HTTP ${status}`);
-        return Buffer.from(JSON.stringify(vendor.errorBody(status, message)));
-      },
+      whole: (body) => reshapedError(vendor, options.shape, status, body),
     };
   }
+  const type = head.contentType ?? '';
   const streamed =
-    request.framing === 'eventstream'
-      ? (head.contentType ?? '').includes(EVENT_STREAM)
-      : (head.contentType ?? '').includes('text/event-stream');
-  if (call.stream && request.framing === 'eventstream' && !streamed) {
+    request.framing === 'eventstream' ? type.includes(EVENT_STREAM) : type.includes('text/event-stream');
+  if (call.stream && !streamed && (request.framing === 'eventstream' || translator)) {
     throw new ApiError(
       'bad_gateway',
       `Upstream answered a stream as ${head.contentType ?? 'no content type'}, not an event stream`,
     );
   }
   const deframe = streamed && request.framing === 'eventstream' ? eventStreamToSse() : undefined;
-  const canonicalType = deframe ? 'text/event-stream' : head.contentType;
-  const tap = options.usage ? createUsageTap(options.usage, canonicalType, head.contentEncoding) : null;
-  if (tap) options.tapped(tap);
-  const wanted = callerFraming(vendor);
-  const framing = streamed ? request.framing : undefined;
-  // Same framing both ways: the bytes pass as they came (a Bedrock stream to a Bedrock caller, decoded only for the tap).
-  if (!streamed || framing === wanted) {
-    if (deframe) {
-      return { streams: true, deframe: (chunk) => (tap?.write(deframe(chunk)), chunk) };
-    }
-    if (options.withoutUsageChunk && streamed) {
-      return {
-        streams: true,
-        tap: tap ? (chunk) => tap.write(chunk) : undefined,
-        transform: options.withoutUsageChunk,
-      };
-    }
-    return { streams: streamed, tap: tap ? (chunk) => tap.write(chunk) : undefined };
-  }
-  if (wanted === 'eventstream') {
-    return {
-      streams: true,
-      contentType: EVENT_STREAM,
-      tap: tap ? (chunk) => tap.write(chunk) : undefined,
-      transform: sseToEventStream(),
-    };
-  }
-  return {
-    streams: true,
-    contentType: 'text/event-stream; charset=utf-8',
-    deframe,
-    tap: tap ? (chunk) => tap.write(chunk) : undefined,
-  };
-}
-
-/** Composes two transforms: the first's output goes through the second. */
-function chain(
-  first: { write(chunk: Buffer): Buffer; end(): Buffer },
-  second: { write(chunk: Buffer): Buffer; end(): Buffer },
-): { write(chunk: Buffer): Buffer; end(): Buffer } {
-  return {
-    write: (chunk) => second.write(first.write(chunk)),
-    end: () => Buffer.concat([second.write(first.end()), second.end()]),
-  };
-}
-
-/**
- * A translated answer: an error body in the caller's error shape, a JSON answer rewritten whole (a 502 when it cannot
- * be read), a stream translated event by event (deframed first, framed for a Bedrock caller last), its usage read
- * from the target's own bytes.
- */
-function translatedAnswer(
-  options: Parameters<typeof adaptAnswer>[0],
-  translator: ResponseTranslator,
-): Adaptation {
-  const { vendor, request, status, head } = options;
-  if (status < 200 || status >= 300) {
-    return {
-      streams: false,
-      contentType: 'application/json',
-      whole: (body) => translator.error(status, body),
-    };
-  }
-  const type = head.contentType ?? '';
-  const streamed =
-    request.framing === 'eventstream' ? type.includes(EVENT_STREAM) : type.includes('text/event-stream');
-  const deframe = streamed && request.framing === 'eventstream' ? eventStreamToSse() : undefined;
-  const tap = options.usage
+  const usageTap = options.usage
     ? createUsageTap(options.usage, deframe ? 'text/event-stream' : head.contentType, head.contentEncoding)
     : null;
-  if (tap) options.tapped(tap);
-  const tapWrite = tap ? (chunk: Buffer) => tap.write(chunk) : undefined;
+  if (usageTap) options.tapped(usageTap);
+  const tap = usageTap ? (chunk: Buffer) => usageTap.write(chunk) : undefined;
+
   if (!streamed) {
-    if (options.call.stream) {
-      throw new ApiError(
-        'bad_gateway',
-        `Upstream answered a stream as ${head.contentType ?? 'no content type'}, not an event stream`,
-      );
-    }
+    if (!translator) return tap && { streams: false, tap };
     return {
       streams: false,
       contentType: 'application/json',
-      tap: tapWrite,
+      tap,
       whole: (body) => {
         try {
           return Buffer.from(JSON.stringify(translator.json(body)));
@@ -340,20 +290,26 @@ function translatedAnswer(
       },
     };
   }
-  const events = translator.stream();
-  const framing = callerFraming(vendor);
-  const geminiArray =
-    options.call.format === 'generate' && !/(^|&)alt=sse(&|$)/.test(options.call.query ?? '');
+  const wanted = callerFraming(vendor);
+  if (!translator && request.framing === wanted) {
+    if (deframe) return { streams: true, deframe: (chunk) => (usageTap?.write(deframe(chunk)), chunk) };
+    return { streams: true, tap, transform: options.withoutUsageChunk };
+  }
+  // From here the bytes after deframe are the target's server-sent events, made the caller's.
+  const geminiArray = call.format === 'generate' && !/(^|&)alt=sse(&|$)/.test(call.query ?? '');
   return {
     streams: true,
     contentType:
-      framing === 'eventstream'
+      wanted === 'eventstream'
         ? EVENT_STREAM
-        : geminiArray
+        : translator && geminiArray
           ? 'application/json'
           : 'text/event-stream; charset=utf-8',
     deframe,
-    tap: tapWrite,
-    transform: framing === 'eventstream' ? chain(events, sseToEventStream()) : events,
+    tap,
+    transform: chain(
+      translator?.stream() ?? options.withoutUsageChunk,
+      wanted === 'eventstream' ? sseToEventStream() : undefined,
+    ),
   };
 }
