@@ -3,6 +3,7 @@
  * wrote it.
  */
 import {
+  responseTranslator,
   translateRequest,
   TranslationError,
   type CallFormat,
@@ -312,14 +313,31 @@ describe('chat completions to generateContent', () => {
     expect(e.field).toBe('messages[0].tool_call_id');
   });
 
-  test('parallel_tool_calls: false has no equivalent', () => {
+  test('parallel_tool_calls: false, which Gemini cannot be asked: its answer is held to its first call', () => {
+    const request = { model: 'r', messages: [{ role: 'user', content: 'hi' }], parallel_tool_calls: false };
+    const t = translateRequest('chat', 'generate', 'create', request, { targetModel: 't', stream: false });
+    expect(t.memo).toEqual({ oneToolCall: true });
+    const calls = [{ functionCall: { name: 'a', args: {} } }, { functionCall: { name: 'b', args: {} } }];
+    const answer = { candidates: [{ content: { role: 'model', parts: calls }, finishReason: 'STOP' }] };
+    const json = responseTranslator('generate', 'chat', 'create', {
+      model: 'r',
+      stream: false,
+      memo: t.memo,
+    }).json(answer);
     expect(
-      refusal('chat', 'generate', {
-        model: 'r',
-        messages: [{ role: 'user', content: 'hi' }],
-        parallel_tool_calls: false,
-      }).field,
-    ).toBe('parallel_tool_calls');
+      (
+        json as { choices: { message: { tool_calls: { function: { name: string } }[] } }[] }
+      ).choices[0]!.message.tool_calls.map((c) => c.function.name),
+    ).toEqual(['a']);
+    const stream = responseTranslator('generate', 'chat', 'create', {
+      model: 'r',
+      stream: true,
+      memo: t.memo,
+    }).stream();
+    const out =
+      stream.write(Buffer.from(`data: ${JSON.stringify(answer)}\n\n`)).toString() + stream.end().toString();
+    expect(out).toContain('"name":"a"');
+    expect(out).not.toContain('"name":"b"');
   });
 });
 

@@ -101,6 +101,8 @@ export function translateRequest(
     if (isObj(request)) source = request;
   }
   const req = READERS[from](source, new Guard(FIELD_TABLES[from], to), stream);
+  // Gemini cannot be asked for one call at most: the answer is held to it (oneToolCall).
+  if (to === 'generate' && req.parallelToolCalls === false) memo.oneToolCall = true;
   if (op === 'count') return { body: countBody(req, from, to, ctx.targetModel), stream: false, memo };
   const written =
     to === 'chat'
@@ -165,7 +167,7 @@ export function responseTranslator(
   op: Op,
   ctx: AnswerContext,
 ): ResponseTranslator {
-  const reader = ANSWER_READERS[from];
+  const reader = ctx.memo?.oneToolCall ? firstCallOnly(ANSWER_READERS[from]) : ANSWER_READERS[from];
   const writer = ANSWER_WRITERS[to];
   const wctx: WriteContext = {
     model: ctx.model,
@@ -195,6 +197,31 @@ export function responseTranslator(
       };
     },
     error: (status, body) => translateError(from, to, status, body),
+  };
+}
+
+/** A reader whose answers keep their first tool call only (the caller asked for one call at most). */
+function firstCallOnly(reader: AnswerReader): AnswerReader {
+  return {
+    json(body) {
+      const answer = reader.json(body);
+      const first = answer.content.findIndex((p) => p.type === 'tool_call');
+      return { ...answer, content: answer.content.filter((p, i) => p.type !== 'tool_call' || i === first) };
+    },
+    count: (body) => reader.count(body),
+    stream() {
+      const events = reader.stream();
+      let kept: number | undefined;
+      return {
+        event(e) {
+          return events.event(e).filter((ir) => {
+            if (ir.type !== 'tool_start' && ir.type !== 'tool_call' && ir.type !== 'tool_args') return true;
+            kept ??= ir.key;
+            return ir.key === kept;
+          });
+        },
+      };
+    },
   };
 }
 

@@ -12,7 +12,7 @@ export const NOTE = {
   notStored: 'nothing is stored: the target keeps no completion',
   noEndUser: 'no end-user field',
   geminiStrict: 'no strict switch on function declarations: the schema is sent, not enforced',
-  noParallelSwitch: 'no switch for parallel function calls',
+  oneCall: 'Gemini has no switch for it: the answer keeps its first function call only',
   audio: 'audio is not translated',
   fileId: 'a file uploaded to the caller’s vendor cannot be read by the target',
   legacyFunctions: 'the legacy functions API is not translated: use tools',
@@ -195,7 +195,7 @@ export const CHAT_FIELDS: FieldTable = {
       'parallel_tool_calls',
       {
         messages: mapped('false → `tool_choice.disable_parallel_tool_use: true`'),
-        generate: refused(NOTE.noParallelSwitch),
+        generate: mapped(NOTE.oneCall),
       },
       { value: false },
       { test: (v) => v === true || v === null, note: 'true (the default) is left out' },

@@ -108,7 +108,7 @@ export const RESPONSES_FIELDS: FieldTable = {
       {
         chat: passed(),
         messages: mapped('false → `tool_choice.disable_parallel_tool_use: true`'),
-        generate: refused(NOTE.noParallelSwitch),
+        generate: mapped(NOTE.oneCall),
       },
       { value: false },
       { test: (v) => v === true || v === null, note: 'true (the default) is left out' },
