@@ -93,7 +93,14 @@ export function translateRequest(
     throw new Error(`a ${from} call to a ${to} target passes through untranslated`);
   const stream = op === 'create' && ctx.stream;
   const memo: Obj = {};
-  if (from === 'responses') for (const key of ECHOED) if (body[key] !== undefined) memo[key] = body[key];
+  if (from === 'responses') {
+    for (const key of ECHOED) if (body[key] !== undefined) memo[key] = body[key];
+    // Free-form tools travel as functions: their calls go back to the caller as custom_tool_call items.
+    const custom = (Array.isArray(body.tools) ? body.tools : []).filter(
+      (t) => isObj(t) && t.type === 'custom',
+    );
+    if (custom.length) memo.customTools = custom.map((t) => (t as Obj).name);
+  }
   let source = body;
   if (from === 'generate' && op === 'count') {
     // countTokens takes `{contents}` or a whole `{generateContentRequest}`.
