@@ -20,6 +20,7 @@ export const NOTE = {
   prediction: 'predicted outputs are not translated',
   serviceTier: 'service tiers are not translated (auto and default ask for nothing)',
   geminiThoughts: 'past thoughts are not sent back to Gemini (it ignores them)',
+  verbosity: 'a hint on the answer’s length with no equivalent: the model answers at its own length',
   docUrlChat: 'chat completions takes files only as bytes (`file_data`)',
 } as const;
 
@@ -233,12 +234,8 @@ export const CHAT_FIELDS: FieldTable = {
     ),
     rule(
       'verbosity',
-      {
-        messages: refused('no verbosity control'),
-        generate: refused('no verbosity control'),
-      },
+      { messages: dropped(NOTE.verbosity), generate: dropped(NOTE.verbosity) },
       { value: 'low' },
-      { test: (v) => v === null, note: 'null is left out' },
     ),
     rule(
       'user',

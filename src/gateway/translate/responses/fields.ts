@@ -137,10 +137,7 @@ export const RESPONSES_FIELDS: FieldTable = {
       messages: mapped('`output_config.format: {type: json_schema, schema}`'),
       generate: mapped('`responseMimeType: application/json`, `responseJsonSchema: schema`'),
     }),
-    rule('text.verbosity', all(refused('no verbosity control')), undefined, {
-      test: (v) => v === null || v === 'medium',
-      note: 'medium (the default) is left out',
-    }),
+    rule('text.verbosity', all(dropped(NOTE.verbosity))),
     rule(
       'reasoning',
       {
