@@ -37,6 +37,8 @@ import {
 
 export { TranslationError, type CallFormat, type TargetFormat } from './table';
 export { UnreadableAnswer } from './answer';
+/** The caller's error body for a status and message (a TranslationError's 400, an UnreadableAnswer's 502). */
+export { errorBody } from './errors';
 
 /** A generation call, or a token count (messages `/v1/messages/count_tokens`, Gemini `:countTokens`, Responses `/v1/responses/input_tokens`). */
 export type Op = 'create' | 'count';
