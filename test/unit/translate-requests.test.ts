@@ -124,6 +124,7 @@ describe('chat completions to messages', () => {
         { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
         { role: 'user', content: [{ type: 'text', text: 'So?' }] },
       ],
+      temperature: 1,
       stop_sequences: ['END'],
       tools: [{ name: 'get', description: 'weather', input_schema: schema, strict: true }],
       tool_choice: { type: 'tool', name: 'get', disable_parallel_tool_use: true },
@@ -163,10 +164,9 @@ describe('chat completions to messages', () => {
 
   test('refusals name the field as the caller wrote it', () => {
     const base = { model: 'r', messages: [{ role: 'user', content: 'hi' }] };
-    expect(refusal('chat', 'messages', { ...base, temperature: 0.2 })).toMatchObject({
-      field: 'temperature',
-      message:
-        'temperature: 0.2 has no equivalent in the messages format: API version 2026-10-21 removed the sampling parameters (temperature, top_p, top_k)',
+    expect(refusal('chat', 'messages', { ...base, seed: 7 })).toMatchObject({
+      field: 'seed',
+      message: 'seed: 7 has no equivalent in the messages format: no sampling seed',
     });
     expect(
       refusal('chat', 'messages', {
@@ -678,9 +678,9 @@ describe('generateContent to the others', () => {
       'contents[0].parts[0].functionResponse',
     );
     expect(
-      refusal('generate', 'messages', { ...one([{ text: 'hi' }]), generationConfig: { temperature: 0.7 } })
+      refusal('generate', 'messages', { ...one([{ text: 'hi' }]), generationConfig: { candidateCount: 2 } })
         .field,
-    ).toBe('generationConfig.temperature');
+    ).toBe('generationConfig.candidateCount');
   });
 });
 

@@ -46,21 +46,19 @@ export const RESPONSES_FIELDS: FieldTable = {
       'temperature',
       {
         chat: passed(),
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('temperature')),
         generate: mapped('`generationConfig.temperature`'),
       },
       { value: 0.2 },
-      { test: (v) => v === 1 || v === null, note: '1 (the default) is left out' },
     ),
     rule(
       'top_p',
       {
         chat: passed(),
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('top_p')),
         generate: mapped('`generationConfig.topP`'),
       },
       { value: 0.5 },
-      { test: (v) => v === 1 || v === null, note: '1 (the default) is left out' },
     ),
     rule(
       'stream',
