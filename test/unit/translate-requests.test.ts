@@ -3,6 +3,7 @@
  * wrote it.
  */
 import {
+  responseTranslator,
   translateRequest,
   TranslationError,
   type CallFormat,
@@ -123,6 +124,7 @@ describe('chat completions to messages', () => {
         { role: 'system', content: [{ type: 'text', text: 'Answer in French.' }] },
         { role: 'user', content: [{ type: 'text', text: 'So?' }] },
       ],
+      temperature: 1,
       stop_sequences: ['END'],
       tools: [{ name: 'get', description: 'weather', input_schema: schema, strict: true }],
       tool_choice: { type: 'tool', name: 'get', disable_parallel_tool_use: true },
@@ -162,10 +164,9 @@ describe('chat completions to messages', () => {
 
   test('refusals name the field as the caller wrote it', () => {
     const base = { model: 'r', messages: [{ role: 'user', content: 'hi' }] };
-    expect(refusal('chat', 'messages', { ...base, temperature: 0.2 })).toMatchObject({
-      field: 'temperature',
-      message:
-        'temperature: 0.2 has no equivalent in the messages format: API version 2026-10-21 removed the sampling parameters (temperature, top_p, top_k)',
+    expect(refusal('chat', 'messages', { ...base, seed: 7 })).toMatchObject({
+      field: 'seed',
+      message: 'seed: 7 has no equivalent in the messages format: no sampling seed',
     });
     expect(
       refusal('chat', 'messages', {
@@ -312,14 +313,31 @@ describe('chat completions to generateContent', () => {
     expect(e.field).toBe('messages[0].tool_call_id');
   });
 
-  test('parallel_tool_calls: false has no equivalent', () => {
+  test('parallel_tool_calls: false, which Gemini cannot be asked: its answer is held to its first call', () => {
+    const request = { model: 'r', messages: [{ role: 'user', content: 'hi' }], parallel_tool_calls: false };
+    const t = translateRequest('chat', 'generate', 'create', request, { targetModel: 't', stream: false });
+    expect(t.memo).toEqual({ oneToolCall: true });
+    const calls = [{ functionCall: { name: 'a', args: {} } }, { functionCall: { name: 'b', args: {} } }];
+    const answer = { candidates: [{ content: { role: 'model', parts: calls }, finishReason: 'STOP' }] };
+    const json = responseTranslator('generate', 'chat', 'create', {
+      model: 'r',
+      stream: false,
+      memo: t.memo,
+    }).json(answer);
     expect(
-      refusal('chat', 'generate', {
-        model: 'r',
-        messages: [{ role: 'user', content: 'hi' }],
-        parallel_tool_calls: false,
-      }).field,
-    ).toBe('parallel_tool_calls');
+      (
+        json as { choices: { message: { tool_calls: { function: { name: string } }[] } }[] }
+      ).choices[0]!.message.tool_calls.map((c) => c.function.name),
+    ).toEqual(['a']);
+    const stream = responseTranslator('generate', 'chat', 'create', {
+      model: 'r',
+      stream: true,
+      memo: t.memo,
+    }).stream();
+    const out =
+      stream.write(Buffer.from(`data: ${JSON.stringify(answer)}\n\n`)).toString() + stream.end().toString();
+    expect(out).toContain('"name":"a"');
+    expect(out).not.toContain('"name":"b"');
   });
 });
 
@@ -660,9 +678,9 @@ describe('generateContent to the others', () => {
       'contents[0].parts[0].functionResponse',
     );
     expect(
-      refusal('generate', 'messages', { ...one([{ text: 'hi' }]), generationConfig: { temperature: 0.7 } })
+      refusal('generate', 'messages', { ...one([{ text: 'hi' }]), generationConfig: { candidateCount: 2 } })
         .field,
-    ).toBe('generationConfig.temperature');
+    ).toBe('generationConfig.candidateCount');
   });
 });
 

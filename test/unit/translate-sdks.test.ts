@@ -532,6 +532,31 @@ describe.each(['chat', 'messages', 'generate'] as const)(
       expect(second.output_text).toBe('Tool results: result of get_weather | result of get_time');
     });
 
+    test('a free-form tool (Codex’s apply_patch): called with its input, streamed and not, answered on a second turn', async () => {
+      const patch: OpenAI.Responses.CustomTool = {
+        type: 'custom',
+        name: 'apply_patch',
+        description: 'Edit files',
+        format: { type: 'grammar', syntax: 'lark', definition: 'start: "*** Begin Patch" /(.|\\n)*/' },
+      };
+      const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'fix it [mock:tool]' }];
+      const streamed = await client()
+        .responses.stream({ model: 'route-d', input, tools: [patch] })
+        .finalResponse();
+      expect(streamed.output.map((o) => o.type === 'custom_tool_call' && [o.name, o.input])).toEqual([
+        ['apply_patch', 'ok'],
+      ]);
+      const whole = await client().responses.create({ model: 'route-d', input, tools: [patch] });
+      expect(whole.output).toMatchObject([{ type: 'custom_tool_call', name: 'apply_patch', input: 'ok' }]);
+      const sent = up.mock.last().json!;
+      expect(JSON.stringify(sent)).toContain('The input must follow this lark grammar');
+      input.push(...(whole.output as OpenAI.Responses.ResponseInputItem[]));
+      const call = whole.output[0] as OpenAI.Responses.ResponseCustomToolCall;
+      input.push({ type: 'custom_tool_call_output', call_id: call.call_id, output: 'patched' });
+      const second = await client().responses.create({ model: 'route-d', input, tools: [patch] });
+      expect(second.output_text).toBe('Tool results: patched');
+    });
+
     test('JSON output by schema (text.format), parsed by the SDK', async () => {
       const answer = await client().responses.parse({
         model: 'route-d',

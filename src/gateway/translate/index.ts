@@ -37,6 +37,8 @@ import {
 
 export { TranslationError, type CallFormat, type TargetFormat } from './table';
 export { UnreadableAnswer } from './answer';
+/** The caller's error body for a status and message (a TranslationError's 400, an UnreadableAnswer's 502). */
+export { errorBody } from './errors';
 
 /** A generation call, or a token count (messages `/v1/messages/count_tokens`, Gemini `:countTokens`, Responses `/v1/responses/input_tokens`). */
 export type Op = 'create' | 'count';
@@ -93,7 +95,14 @@ export function translateRequest(
     throw new Error(`a ${from} call to a ${to} target passes through untranslated`);
   const stream = op === 'create' && ctx.stream;
   const memo: Obj = {};
-  if (from === 'responses') for (const key of ECHOED) if (body[key] !== undefined) memo[key] = body[key];
+  if (from === 'responses') {
+    for (const key of ECHOED) if (body[key] !== undefined) memo[key] = body[key];
+    // Free-form tools travel as functions: their calls go back to the caller as custom_tool_call items.
+    const custom = (Array.isArray(body.tools) ? body.tools : []).filter(
+      (t) => isObj(t) && t.type === 'custom',
+    );
+    if (custom.length) memo.customTools = custom.map((t) => (t as Obj).name);
+  }
   let source = body;
   if (from === 'generate' && op === 'count') {
     // countTokens takes `{contents}` or a whole `{generateContentRequest}`.
@@ -101,6 +110,8 @@ export function translateRequest(
     if (isObj(request)) source = request;
   }
   const req = READERS[from](source, new Guard(FIELD_TABLES[from], to), stream);
+  // Gemini cannot be asked for one call at most: the answer is held to it (oneToolCall).
+  if (to === 'generate' && req.parallelToolCalls === false) memo.oneToolCall = true;
   if (op === 'count') return { body: countBody(req, from, to, ctx.targetModel), stream: false, memo };
   const written =
     to === 'chat'
@@ -165,7 +176,7 @@ export function responseTranslator(
   op: Op,
   ctx: AnswerContext,
 ): ResponseTranslator {
-  const reader = ANSWER_READERS[from];
+  const reader = ctx.memo?.oneToolCall ? firstCallOnly(ANSWER_READERS[from]) : ANSWER_READERS[from];
   const writer = ANSWER_WRITERS[to];
   const wctx: WriteContext = {
     model: ctx.model,
@@ -195,6 +206,31 @@ export function responseTranslator(
       };
     },
     error: (status, body) => translateError(from, to, status, body),
+  };
+}
+
+/** A reader whose answers keep their first tool call only (the caller asked for one call at most). */
+function firstCallOnly(reader: AnswerReader): AnswerReader {
+  return {
+    json(body) {
+      const answer = reader.json(body);
+      const first = answer.content.findIndex((p) => p.type === 'tool_call');
+      return { ...answer, content: answer.content.filter((p, i) => p.type !== 'tool_call' || i === first) };
+    },
+    count: (body) => reader.count(body),
+    stream() {
+      const events = reader.stream();
+      let kept: number | undefined;
+      return {
+        event(e) {
+          return events.event(e).filter((ir) => {
+            if (ir.type !== 'tool_start' && ir.type !== 'tool_call' && ir.type !== 'tool_args') return true;
+            kept ??= ir.key;
+            return ir.key === kept;
+          });
+        },
+      };
+    },
   };
 }
 

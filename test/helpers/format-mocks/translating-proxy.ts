@@ -117,7 +117,8 @@ export class TranslatingProxy {
 
 const KEY_HEADERS: Record<TargetFormat, Record<string, string>> = {
   chat: { authorization: 'Bearer upstream-key' },
-  messages: { 'x-api-key': 'upstream-key', 'anthropic-version': '2026-10-21' },
+  // As the gateway sends it to a translated call (its anthropic upstreams' default version).
+  messages: { 'x-api-key': 'upstream-key', 'anthropic-version': '2023-06-01' },
   generate: { 'x-goog-api-key': 'upstream-key' },
 };
 

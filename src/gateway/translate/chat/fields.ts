@@ -2,7 +2,9 @@ import { dropped, mapped, passed, refused, rule, type FieldTable } from '../tabl
 
 /** Notes several callers' tables share, so one decision reads the same everywhere. */
 export const NOTE = {
-  noSampling: 'API version 2026-10-21 removed the sampling parameters (temperature, top_p, top_k)',
+  /** Messages targets get sampling parameters: Genway's default API version (2023-06-01) takes them. */
+  sampling: (field: string) =>
+    `\`${field}\` (an upstream on API version 2026-10-21, which removed sampling parameters, answers 400 naming it)`,
   maxTokens: '`max_tokens` (when absent: 8192, as the messages format requires one)',
   noCandidates: 'one answer per call: several choices are not translated',
   noLogprobs: 'log probabilities are not translated',
@@ -12,7 +14,7 @@ export const NOTE = {
   notStored: 'nothing is stored: the target keeps no completion',
   noEndUser: 'no end-user field',
   geminiStrict: 'no strict switch on function declarations: the schema is sent, not enforced',
-  noParallelSwitch: 'no switch for parallel function calls',
+  oneCall: 'Gemini has no switch for it: the answer keeps its first function call only',
   audio: 'audio is not translated',
   fileId: 'a file uploaded to the caller’s vendor cannot be read by the target',
   legacyFunctions: 'the legacy functions API is not translated: use tools',
@@ -20,6 +22,7 @@ export const NOTE = {
   prediction: 'predicted outputs are not translated',
   serviceTier: 'service tiers are not translated (auto and default ask for nothing)',
   geminiThoughts: 'past thoughts are not sent back to Gemini (it ignores them)',
+  verbosity: 'a hint on the answer’s length with no equivalent: the model answers at its own length',
   docUrlChat: 'chat completions takes files only as bytes (`file_data`)',
 } as const;
 
@@ -75,20 +78,18 @@ export const CHAT_FIELDS: FieldTable = {
     rule(
       'temperature',
       {
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('temperature')),
         generate: mapped('`generationConfig.temperature`'),
       },
       { value: 0.2 },
-      { test: isOne, note: '1 (the default) is left out' },
     ),
     rule(
       'top_p',
       {
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('top_p')),
         generate: mapped('`generationConfig.topP`'),
       },
       { value: 0.5 },
-      { test: isOne, note: '1 (the default) is left out' },
     ),
     rule(
       'stop',
@@ -195,7 +196,7 @@ export const CHAT_FIELDS: FieldTable = {
       'parallel_tool_calls',
       {
         messages: mapped('false → `tool_choice.disable_parallel_tool_use: true`'),
-        generate: refused(NOTE.noParallelSwitch),
+        generate: mapped(NOTE.oneCall),
       },
       { value: false },
       { test: (v) => v === true || v === null, note: 'true (the default) is left out' },
@@ -233,12 +234,8 @@ export const CHAT_FIELDS: FieldTable = {
     ),
     rule(
       'verbosity',
-      {
-        messages: refused('no verbosity control'),
-        generate: refused('no verbosity control'),
-      },
+      { messages: dropped(NOTE.verbosity), generate: dropped(NOTE.verbosity) },
       { value: 'low' },
-      { test: (v) => v === null, note: 'null is left out' },
     ),
     rule(
       'user',

@@ -112,25 +112,15 @@ export const GENERATE_FIELDS: FieldTable = {
       },
     ),
     rule('generationConfig', { chat: mapped('(below)'), messages: mapped('(below)') }),
-    rule(
-      'generationConfig.temperature',
-      { chat: passed('`temperature`'), messages: refused(NOTE.noSampling) },
-      undefined,
-      {
-        test: (v) => v === 1,
-        note: '1 (the default) is left out',
-      },
-    ),
-    rule(
-      'generationConfig.topP',
-      { chat: passed('`top_p`'), messages: refused(NOTE.noSampling) },
-      undefined,
-      {
-        test: (v) => v === 1,
-        note: '1 is left out',
-      },
-    ),
-    rule('generationConfig.topK', { chat: refused('no top-k sampling'), messages: refused(NOTE.noSampling) }),
+    rule('generationConfig.temperature', {
+      chat: passed('`temperature`'),
+      messages: mapped(NOTE.sampling('temperature')),
+    }),
+    rule('generationConfig.topP', { chat: passed('`top_p`'), messages: mapped(NOTE.sampling('top_p')) }),
+    rule('generationConfig.topK', {
+      chat: refused('no top-k sampling'),
+      messages: mapped(NOTE.sampling('top_k')),
+    }),
     rule(
       'generationConfig.candidateCount',
       { chat: refused(NOTE.noCandidates), messages: refused(NOTE.noCandidates) },

@@ -213,7 +213,7 @@ export const MESSAGES_FIELDS: FieldTable = {
       'tool_choice.disable_parallel_tool_use',
       {
         chat: mapped('`parallel_tool_calls: false`'),
-        generate: refused(NOTE.noParallelSwitch),
+        generate: mapped(NOTE.oneCall),
       },
       undefined,
       { test: (v) => v === false, note: 'false is left out' },

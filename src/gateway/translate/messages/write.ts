@@ -8,13 +8,19 @@ export const DEFAULT_MAX_TOKENS = 8192;
 /** The smallest thinking budget the messages format takes. */
 const MIN_BUDGET = 1024;
 
-/** An intermediate request as a messages-format body (API version 2026-10-21), for `model`. */
+/**
+ * An intermediate request as a messages-format body, for `model`: valid at Genway's default API version (2023-06-01)
+ * and, but for sampling parameters the caller sent, at 2026-10-21.
+ */
 export function writeMessagesRequest(req: Request, model: string): Obj {
   const body: Obj = { model, max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS };
   if (req.system.length) body.system = req.system.map((t) => ({ type: 'text', text: t.text }));
   body.messages = mergeTurns(req.messages)
     .map((m) => ({ role: m.role, content: blocks(m) }))
     .filter((m) => m.content.length > 0);
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.topK !== undefined) body.top_k = req.topK;
   if (req.stop?.length) body.stop_sequences = req.stop;
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => ({

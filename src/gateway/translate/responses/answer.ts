@@ -81,7 +81,7 @@ export const responseId = (id: string | undefined): string =>
   id?.startsWith('resp_') ? id : `resp_${mintId('', 32)}`;
 
 /** An answer's parts as output items: consecutive text in one message, each thinking a reasoning item, each call one. */
-function outputItems(parts: Part[]): Obj[] {
+function outputItems(parts: Part[], custom: ReadonlySet<unknown>): Obj[] {
   const items: Obj[] = [];
   let message: Obj[] | undefined;
   for (const part of parts) {
@@ -108,7 +108,9 @@ function outputItems(parts: Part[]): Obj[] {
       items.push(
         reasoningItem(part.text, part.redacted !== undefined ? REDACTED + part.redacted : part.signature),
       );
-    else if (part.type === 'tool_call') {
+    else if (part.type === 'tool_call' && custom.has(part.name)) {
+      items.push(customCall(part.id, part.name, customInput(part.args)));
+    } else if (part.type === 'tool_call') {
       items.push({
         id: mintId('fc_', 32),
         type: 'function_call',
@@ -122,6 +124,23 @@ function outputItems(parts: Part[]): Obj[] {
   return items;
 }
 
+/** A free-form tool's call (translated as a function of one string, `input`), as the caller's item. */
+export const customCall = (callId: string, name: string, input: string): Obj => ({
+  id: mintId('ctc_', 32),
+  type: 'custom_tool_call',
+  call_id: callId,
+  name,
+  input,
+});
+
+/** The free-form input of a call's arguments (`{input}`; anything else, as JSON text). */
+export const customInput = (args: Record<string, unknown>): string =>
+  typeof args.input === 'string' && Object.keys(args).length === 1 ? args.input : JSON.stringify(args);
+
+/** The names of the caller's free-form tools (translateRequest's memo). */
+export const customTools = (memo: Obj): ReadonlySet<unknown> =>
+  new Set(Array.isArray(memo.customTools) ? memo.customTools : []);
+
 /** A thinking block as a reasoning item: its text as the summary, its signature as `encrypted_content`. */
 export const reasoningItem = (text: string, signature: string | undefined, id = mintId('rs_', 32)): Obj => ({
   id,
@@ -133,10 +152,16 @@ export const reasoningItem = (text: string, signature: string | undefined, id = 
 
 export const responsesWriter: AnswerWriter = {
   json(answer: Answer, ctx: WriteContext) {
-    return responseObject(responseId(answer.id), nowSeconds(), ctx, outputItems(answer.content), {
-      stop: answer.stop,
-      ...(answer.usage ? { usage: answer.usage } : {}),
-    });
+    return responseObject(
+      responseId(answer.id),
+      nowSeconds(),
+      ctx,
+      outputItems(answer.content, customTools(ctx.memo)),
+      {
+        stop: answer.stop,
+        ...(answer.usage ? { usage: answer.usage } : {}),
+      },
+    );
   },
   count: (c) => ({ object: 'response.input_tokens', input_tokens: c.input }),
   stream: (ctx) => new ResponsesStreamWriter(ctx),

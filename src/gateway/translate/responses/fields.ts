@@ -4,6 +4,9 @@ import { dropped, mapped, passed, refused, rule, type FieldTable, type Handling 
 const all = (h: Handling) => ({ chat: h, messages: h, generate: h });
 const isNull = (v: unknown) => v === null;
 const builtIn = 'a built-in tool of OpenAI: no other format runs it';
+const CUSTOM =
+  'a function taking one string, `input` (a grammar is described in the function’s description, not enforced); ' +
+  'its calls come back as `custom_tool_call` items';
 const stateful = 'state kept at OpenAI: send the whole conversation in `input`';
 
 /** OpenAI Responses as the caller: each field against the chat completions, messages and generateContent targets. */
@@ -43,21 +46,19 @@ export const RESPONSES_FIELDS: FieldTable = {
       'temperature',
       {
         chat: passed(),
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('temperature')),
         generate: mapped('`generationConfig.temperature`'),
       },
       { value: 0.2 },
-      { test: (v) => v === 1 || v === null, note: '1 (the default) is left out' },
     ),
     rule(
       'top_p',
       {
         chat: passed(),
-        messages: refused(NOTE.noSampling),
+        messages: passed(NOTE.sampling('top_p')),
         generate: mapped('`generationConfig.topP`'),
       },
       { value: 0.5 },
-      { test: (v) => v === 1 || v === null, note: '1 (the default) is left out' },
     ),
     rule(
       'stream',
@@ -82,7 +83,7 @@ export const RESPONSES_FIELDS: FieldTable = {
       generate: mapped('`{name, description, parametersJsonSchema: parameters}`'),
     }),
     rule('tools[].type (built-in tools)', all(refused(builtIn))),
-    rule('tools[].type: "custom"', all(refused('no free-form (grammar) tools'))),
+    rule('tools[].type: "custom"', all(mapped(CUSTOM))),
     rule('tools[].strict', { chat: passed(), messages: passed(), generate: dropped(NOTE.geminiStrict) }),
     rule('tools[].output_schema', all(dropped('no schema for a function’s result'))),
     rule('tools[].defer_loading', all(refused('tool search runs at OpenAI')), undefined, {
@@ -102,13 +103,16 @@ export const RESPONSES_FIELDS: FieldTable = {
       },
       { value: 'required' },
     ),
-    rule('tool_choice.type (other than function)', all(refused('only function choices are translated'))),
+    rule(
+      'tool_choice.type (other than function and custom)',
+      all(refused('only function and custom tool choices are translated')),
+    ),
     rule(
       'parallel_tool_calls',
       {
         chat: passed(),
         messages: mapped('false → `tool_choice.disable_parallel_tool_use: true`'),
-        generate: refused(NOTE.noParallelSwitch),
+        generate: mapped(NOTE.oneCall),
       },
       { value: false },
       { test: (v) => v === true || v === null, note: 'true (the default) is left out' },
@@ -131,10 +135,7 @@ export const RESPONSES_FIELDS: FieldTable = {
       messages: mapped('`output_config.format: {type: json_schema, schema}`'),
       generate: mapped('`responseMimeType: application/json`, `responseJsonSchema: schema`'),
     }),
-    rule('text.verbosity', all(refused('no verbosity control')), undefined, {
-      test: (v) => v === null || v === 'medium',
-      note: 'medium (the default) is left out',
-    }),
+    rule('text.verbosity', all(dropped(NOTE.verbosity))),
     rule(
       'reasoning',
       {
@@ -349,8 +350,8 @@ export const RESPONSES_FIELDS: FieldTable = {
       generate: dropped(NOTE.geminiThoughts),
     }),
     rule('input[].type: "item_reference"', all(refused(stateful))),
-    rule('input[].type: "custom_tool_call"', all(refused('no free-form (grammar) tools'))),
-    rule('input[].type: "custom_tool_call_output"', all(refused('no free-form (grammar) tools'))),
+    rule('input[].type: "custom_tool_call"', all(mapped('a tool call whose arguments are `{input}`'))),
+    rule('input[].type: "custom_tool_call_output"', all(mapped('a tool result'))),
     rule('input[].type (built-in tool items)', all(refused(builtIn))),
   ],
 };

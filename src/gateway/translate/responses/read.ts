@@ -105,6 +105,24 @@ function readItems(items: Obj[], g: Guard, req: Request): void {
           content: outputContent(item.output, at(path, 'output'), g),
         },
       ]);
+    } else if (type === 'custom_tool_call') {
+      const id = text(item.call_id, at(path, 'call_id'));
+      const name = text(item.name, at(path, 'name'));
+      names.set(id, name);
+      push('assistant', [
+        { type: 'tool_call', id, name, args: { input: text(item.input, at(path, 'input')) } },
+      ]);
+    } else if (type === 'custom_tool_call_output') {
+      const id = text(item.call_id, at(path, 'call_id'));
+      const name = names.get(id);
+      push('user', [
+        {
+          type: 'tool_result',
+          id,
+          ...(name ? { name } : {}),
+          content: outputContent(item.output, at(path, 'output'), g),
+        },
+      ]);
     } else if (type === 'reasoning') {
       const thinking = g.drops('input[].type: "reasoning"', at(path, 'type'), type)
         ? undefined
@@ -188,6 +206,7 @@ function readTools(tools: Obj[], g: Guard): Tool[] {
       at(path, 'type'),
       type,
     );
+    if (type === 'custom') return customTool(t, path, g);
     g.members(t, 'tools[]', path, ['type', 'name', 'description', 'parameters']);
     const tool: Tool = {
       name: text(t.name, at(path, 'name')),
@@ -200,12 +219,37 @@ function readTools(tools: Obj[], g: Guard): Tool[] {
   });
 }
 
+/** The one argument a free-form tool takes, as a function. */
+export const CUSTOM_INPUT = {
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The tool’s input, as free-form text' } },
+  required: ['input'],
+};
+
+/** A free-form (custom) tool as a function of one string, its grammar told in the description. */
+function customTool(t: Obj, path: string, g: Guard): Tool {
+  g.members(t, 'tools[]', path, ['type', 'name', 'description', 'format']);
+  const format = obj(t.format);
+  let description = str(t.description) ?? '';
+  if (format.type === 'grammar') {
+    const syntax = str(format.syntax) ?? 'lark';
+    const definition = text(format.definition, at(at(path, 'format'), 'definition'));
+    description += `${description ? '\n\n' : ''}The input must follow this ${syntax} grammar:\n${definition}`;
+  }
+  return {
+    name: text(t.name, at(path, 'name')),
+    ...(description ? { description } : {}),
+    parameters: CUSTOM_INPUT,
+  };
+}
+
 function readToolChoice(choice: unknown, g: Guard): Request['toolChoice'] {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return { mode: choice };
   if (!isObj(choice))
     throw new TranslationError('tool_choice', `tool_choice: ${JSON.stringify(choice)} is not a tool choice`);
-  if (choice.type !== 'function')
-    g.check('tool_choice.type (other than function)', 'tool_choice.type', choice.type);
+  if (choice.type !== 'function' && choice.type !== 'custom') {
+    g.check('tool_choice.type (other than function and custom)', 'tool_choice.type', choice.type);
+  }
   return { mode: 'tool', name: text(choice.name, 'tool_choice.name') };
 }
 

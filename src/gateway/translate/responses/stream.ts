@@ -2,13 +2,15 @@ import { CUT_SHORT, type EventWriter, type WriteContext } from '../answer';
 import { REDACTED } from '../ids';
 import type { Event, Stop, Usage } from '../ir';
 import { mintId, nowSeconds, type Obj } from '../shared';
-import { reasoningItem, responseId, responseObject } from './answer';
+import { customCall, customInput, customTools, reasoningItem, responseId, responseObject } from './answer';
 
 /** The item being written: a message (its current part), a reasoning item, or a function call. */
 type Open =
   | { kind: 'message'; item: Obj; index: number; parts: Obj[]; part: 'output_text' | 'refusal'; text: string }
   | { kind: 'reasoning'; item: Obj; index: number; text: string }
-  | { kind: 'call'; item: Obj; index: number; key: number };
+  | { kind: 'call'; item: Obj; index: number; key: number }
+  /** A free-form tool's call: its arguments (`{"input": ...}`) held until whole, then written as its input. */
+  | { kind: 'custom'; key: number; id: string; name: string; args: string };
 
 /**
  * Intermediate events as a Responses stream: `response.created` and `response.in_progress`, then output items
@@ -28,7 +30,12 @@ export class ResponsesStreamWriter implements EventWriter {
   private stop: Stop | undefined;
   private usage: Usage | undefined;
 
-  constructor(private readonly ctx: WriteContext) {}
+  /** The caller's free-form tools, by name. */
+  private readonly custom: ReadonlySet<unknown>;
+
+  constructor(private readonly ctx: WriteContext) {
+    this.custom = customTools(ctx.memo);
+  }
 
   write(e: Event): string {
     if (this.closed) return '';
@@ -63,6 +70,11 @@ export class ResponsesStreamWriter implements EventWriter {
       case 'tool_start':
       case 'tool_call': {
         out += this.closeItem();
+        if (this.custom.has(e.name)) {
+          const args = e.type === 'tool_call' ? JSON.stringify(e.args) : '';
+          this.open = { kind: 'custom', key: e.key, id: e.id, name: e.name, args };
+          return e.type === 'tool_call' ? out + this.closeItem() : out;
+        }
         const item: Obj = {
           id: mintId('fc_', 32),
           type: 'function_call',
@@ -196,6 +208,10 @@ export class ResponsesStreamWriter implements EventWriter {
   }
 
   private args(key: number, delta: string): string {
+    if (this.open?.kind === 'custom' && this.open.key === key) {
+      this.open.args += delta;
+      return '';
+    }
     const call = this.calls.get(key);
     if (!call || !delta) return '';
     call.item.arguments = String(call.item.arguments) + delta;
@@ -211,6 +227,7 @@ export class ResponsesStreamWriter implements EventWriter {
     const open = this.open;
     if (!open) return '';
     this.open = undefined;
+    if (open.kind === 'custom') return this.customItem(open);
     let out = '';
     if (open.kind === 'message') {
       out += this.closePart(open);
@@ -231,6 +248,25 @@ export class ResponsesStreamWriter implements EventWriter {
     }
     open.item.status = 'completed';
     return out + this.emit('response.output_item.done', { output_index: open.index, item: open.item });
+  }
+
+  /** A free-form tool's call, whole: added, its input as one delta, done. */
+  private customItem(open: Open & { kind: 'custom' }): string {
+    let args: Record<string, unknown>;
+    try {
+      args = open.args.trim() ? (JSON.parse(open.args) as Record<string, unknown>) : {};
+    } catch {
+      args = { input: open.args };
+    }
+    const input = customInput(args);
+    const item = customCall(open.id, open.name, '');
+    const index = this.add(item);
+    const where = { item_id: item.id, output_index: index };
+    let out = this.emit('response.output_item.added', { output_index: index, item: { ...item } });
+    out += this.emit('response.custom_tool_call_input.delta', { ...where, delta: input });
+    out += this.emit('response.custom_tool_call_input.done', { ...where, input });
+    item.input = input;
+    return out + this.emit('response.output_item.done', { output_index: index, item });
   }
 
   private add(item: Obj): number {
