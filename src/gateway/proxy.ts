@@ -199,6 +199,8 @@ export interface ForwardOptions {
 export interface RoutedTarget {
   readonly upstream: Upstream;
   request(): UpstreamRequest;
+  /** Client headers that never go to this target (a translated call's own format's headers). */
+  drops?(name: string): boolean;
 }
 
 /**
@@ -207,8 +209,6 @@ export interface RoutedTarget {
  */
 export interface RoutedForward {
   readonly targets: readonly RoutedTarget[];
-  /** Client headers that never go up (a translated call's own format's headers). */
-  readonly drop?: HeaderNameSet;
   /** The answer `target` gave is the client's: how its bytes are adapted for the caller (none: as they come). */
   adapt(target: RoutedTarget, status: number, head: ResponseHead): Adaptation | undefined;
   /** The target (and key) whose answer the client gets, or that the last try went to. */
@@ -433,7 +433,7 @@ function routedHeaders(
   req: IncomingMessage,
   request: UpstreamRequest,
   host: string,
-  drop: HeaderNameSet | undefined,
+  drop: ((name: string) => boolean) | undefined,
 ): [string, string][] {
   const raw = req.rawHeaders;
   const listed = connectionTokens(req.headers.connection);
@@ -444,7 +444,7 @@ function routedHeaders(
   for (let i = 0; i < raw.length; i += 2) {
     const lower = raw[i].toLowerCase();
     if (DROP_FROM_REQUEST.has(lower) || listed?.has(lower) || lower === 'content-length') continue;
-    if (own.has(lower) || moved?.includes(lower) || drop?.has(lower)) continue;
+    if (own.has(lower) || moved?.includes(lower) || ROUTED_DROPS.has(lower) || drop?.(lower)) continue;
     if (lower === 'content-type') typed = true;
     out.push([lower, raw[i + 1]]);
   }
@@ -454,6 +454,9 @@ function routedHeaders(
   out.push(['via', via ? `${via}, ${VIA_ENTRY}` : VIA_ENTRY]);
   return out;
 }
+
+/** Client headers no routed call passes: they name the client's own vendor account (its OpenAI organization). */
+const ROUTED_DROPS = new HeaderNameSet(INBOUND.flatMap((v) => v.dropHeaders ?? []));
 
 /** An error that kept a routed try from being sent (a token grant, a signature): as a connect error, another target may do. */
 class UpstreamAuthError extends Error {
@@ -557,7 +560,7 @@ class Forwarding implements LegacyHandler {
       return;
     }
     const url = new URL(at.basePath + request.path, at.origin);
-    const headers = routedHeaders(this.req, request, at.origin.host, this.options.route!.drop);
+    const headers = routedHeaders(this.req, request, at.origin.host, target.drops);
     const send = (auth: readonly (readonly [string, string])[]) => {
       if (this.closed) return handler.onError(new ClientGone());
       const flat: string[] = [];

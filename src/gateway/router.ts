@@ -490,8 +490,16 @@ function routedTarget(target: Target, read: ModelCall, translation?: Translated)
     askedUsage: added,
     translated: translation,
     request: () => (built ??= target.upstream.calls.request(sent, target.model)),
+    drops: translation ? vendorHeader : undefined,
   };
 }
+
+/**
+ * A header of one vendor's API (its version, betas, client): a translated call's own format's, which mean nothing, or
+ * something else, to a target of another format.
+ */
+const vendorHeader = (name: string) =>
+  name.startsWith('anthropic-') || name.startsWith('openai-') || name.startsWith('x-goog-');
 
 /** One gateway exchange: who asked, where it goes, and how it ended, for the access line and metrics. */
 interface Call {

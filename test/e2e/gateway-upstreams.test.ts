@@ -316,6 +316,37 @@ describe.each(storeModes)('upstreams and routes (%s store)', (_mode, redis) => {
       expect(usage['gpt-azure']).toMatchObject({ requests: 2, output: 2 * MOCK_OUTPUT_TOKENS });
     });
 
+    test('the client’s own vendor account never reaches a target, nor a translated call’s own format’s headers', async () => {
+      const before = azure.received.length;
+      const res = await fetch(`${gw.base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'openai-organization': 'org-client',
+          'openai-project': 'proj-client',
+          'x-client-trace': 'kept',
+        },
+        body: JSON.stringify({ model: 'gpt-azure', messages: HELLO }),
+      });
+      expect(res.status).toBe(200);
+      const got = azure.received[before];
+      expect(got.headers['openai-organization']).toBeUndefined();
+      expect(got.headers['openai-project']).toBeUndefined();
+      expect(got.headers['x-client-trace']).toBe('kept');
+
+      const v = vendor.received.length;
+      await anthropic().beta.messages.create({
+        model: 'llama',
+        max_tokens: 8,
+        messages: HELLO,
+        betas: ['some-beta'],
+      });
+      const translated = vendor.received[v];
+      expect(translated.url).toBe('/v1/chat/completions');
+      expect(Object.keys(translated.headers).filter((h) => h.startsWith('anthropic-'))).toEqual([]);
+    });
+
     test('a compatible server without a key (vLLM): no credential, only the model changed, every other byte as sent', async () => {
       const sent =
         '{"model":"llama",  "messages":[{"role":"user","content":"caf\\u00e9"}],"temperature":0.50}';
