@@ -90,6 +90,9 @@ function fromEnv(env: Env): Plain {
     ['REDIS_CLUSTER_NODES', ['store', 'clusterNodes'], list],
     ['GENWAY_STORE_PREFIX', ['store', 'prefix'], String],
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
+    // The common name, and Genway's own for a process whose DATABASE_URL means something else (it wins).
+    ['DATABASE_URL', ['logs', 'databaseUrl'], String],
+    ['GENWAY_DATABASE_URL', ['logs', 'databaseUrl'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
     ['GENWAY_CONSOLE_DIR', ['console', 'dir'], String],
@@ -116,8 +119,8 @@ function fromEnv(env: Env): Plain {
   return out;
 }
 
-/** Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis URLs. */
-const SECRET_KEY = /token|secret|key|password|headers|redis/i;
+/** Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis and database URLs. */
+const SECRET_KEY = /token|secret|key|password|headers|redis|database/i;
 
 function describe(issue: z.core.$ZodIssue, input: Plain): string {
   const key = issue.path.join('.') || '(root)';
