@@ -188,7 +188,8 @@ export function adminRouter({
         const before: Record<string, unknown> = await accounts.describeAccount(accountId);
         const after: Record<string, unknown> = await accounts.updateAccount(accountId, body);
         const changed = Object.keys(body);
-        const pick = (view: Record<string, unknown>) => Object.fromEntries(changed.map((k) => [k, view[k] ?? null]));
+        const pick = (view: Record<string, unknown>) =>
+          Object.fromEntries(changed.map((k) => [k, view[k] ?? null]));
         audited(req, res, {
           action: 'account.update',
           target: `account:${accountId}`,
@@ -211,7 +212,11 @@ export function adminRouter({
           action: 'credit.add',
           target: `account:${accountId}`,
           accountId,
-          after: { amountUsd: body.amountUsd, reference: body.reference ?? null, balanceUsd: credited.balanceUsd },
+          after: {
+            amountUsd: body.amountUsd,
+            reference: body.reference ?? null,
+            balanceUsd: credited.balanceUsd,
+          },
         });
         res.json(ok(credited));
       },

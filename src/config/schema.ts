@@ -244,7 +244,11 @@ export const configSchema = z.strictObject({
     /** Kept bodies are dropped after this many days (shorter than the rows). */
     bodyRetentionDays: z.number().int().positive().max(3650),
     /** Each body is kept up to this many bytes (its size is recorded whole). */
-    bodyMaxBytes: z.number().int().positive().max(1 << 20),
+    bodyMaxBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(1 << 20),
     /** Redaction before a body is stored: each pattern's matches become `[redacted]` (emails and keys built in). */
     redact: z.array(z.string().min(1)),
   }),

@@ -1084,7 +1084,8 @@ export function createGateway({
         });
       }
       // [logs] The call's row (src/logs): written once the call is over.
-      if (requestLog) call.log = requestLog.gatewayCall(req, call.requestId, start, call.route, r.resolution.vendor.name);
+      if (requestLog)
+        call.log = requestLog.gatewayCall(req, call.requestId, start, call.route, r.resolution.vendor.name);
       finish(req, res, call);
       handle(req, res, call, r).catch((err: unknown) => refuse(req, res, call, err));
     },
@@ -1136,7 +1137,16 @@ export function createGateway({
         logger,
         onUsage: (auth, model, readings) => {
           const micros = account(upstream, auth, model, readings);
-          requestLog?.webSocketTurn(req, requestId, auth, model, readings, micros, routeLabel(r), upstream.name); // [logs]
+          requestLog?.webSocketTurn(
+            req,
+            requestId,
+            auth,
+            model,
+            readings,
+            micros,
+            routeLabel(r),
+            upstream.name,
+          ); // [logs]
         },
       });
     },

@@ -44,7 +44,11 @@ export class AuditTrail {
 
   /** The actor of a request: the admin token, or the key the task API admitted. */
   context(req: IncomingMessage, requestId: string | undefined, keyId?: string): AuditContext {
-    return { actor: keyId ?? 'admin', requestId: requestId ?? null, clientIp: clientIpOf(req, this.trustProxy) };
+    return {
+      actor: keyId ?? 'admin',
+      requestId: requestId ?? null,
+      clientIp: clientIpOf(req, this.trustProxy),
+    };
   }
 
   record(context: AuditContext, change: AuditChange): void {

@@ -77,7 +77,9 @@ export class BodyModes {
 
   modeFor(caller: Caller): BodyMode {
     if (this.modes.size === 0) return this.fallback;
-    return this.modes.get(`key:${caller.keyId}`) ?? this.modes.get(`account:${caller.accountId}`) ?? this.fallback;
+    return (
+      this.modes.get(`key:${caller.keyId}`) ?? this.modes.get(`account:${caller.accountId}`) ?? this.fallback
+    );
   }
 
   /** The modes set on accounts and keys (the admin's view). */
@@ -96,7 +98,12 @@ export class BodyModes {
   }
 
   /** Starts keeping one call's bodies: the request's as read, the response's as written. */
-  capture(mode: 'metadata' | 'full', req: IncomingMessage, body: Buffer | null, res: ServerResponse): BodyCapture {
+  capture(
+    mode: 'metadata' | 'full',
+    req: IncomingMessage,
+    body: Buffer | null,
+    res: ServerResponse,
+  ): BodyCapture {
     const max = this.maxBytes;
     const full = mode === 'full';
     const declared = Number(req.headers['content-length']);

@@ -72,7 +72,9 @@ export function createLogs(config: Config, deps: { metrics: Metrics; logger: Log
   const bodies = new BodyModes(logs.bodies, logs.bodyMaxBytes, logs.redact, store, logger);
   void bodies.refresh();
   const maintain = () =>
-    store.maintain(Date.now()).catch((err: unknown) => logger.warn({ err }, 'log retention and partitions: failed'));
+    store
+      .maintain(Date.now())
+      .catch((err: unknown) => logger.warn({ err }, 'log retention and partitions: failed'));
   void maintain();
   const timer = setInterval(() => void maintain(), MAINTAIN_MS);
   timer.unref();

@@ -60,7 +60,13 @@ class TimeRing<T> {
   }
 
   /** Newest first, strictly before `after`, keeping those `match` accepts, up to `limit`. */
-  page(limit: number, match: (row: T) => boolean, after?: Position, from?: number, to?: number): PageOf<Entry<T>> {
+  page(
+    limit: number,
+    match: (row: T) => boolean,
+    after?: Position,
+    from?: number,
+    to?: number,
+  ): PageOf<Entry<T>> {
     const rows: Entry<T>[] = [];
     const afterSeq = after ? Number(after.seq) : 0;
     for (let i = this.items.length - 1; i >= this.head; i--) {
@@ -165,8 +171,18 @@ export class MemoryLogStore implements LogStore {
     for (const row of rows) this.auditRing.add(row.time, row);
   }
 
-  async requests(filter: RequestLogFilter, limit: number, after?: Position): Promise<PageOf<StoredRequestLog>> {
-    const page = this.requestRing.page(limit, (r) => matchesRequest(filter, r), after, filter.from, filter.to);
+  async requests(
+    filter: RequestLogFilter,
+    limit: number,
+    after?: Position,
+  ): Promise<PageOf<StoredRequestLog>> {
+    const page = this.requestRing.page(
+      limit,
+      (r) => matchesRequest(filter, r),
+      after,
+      filter.from,
+      filter.to,
+    );
     return {
       rows: page.rows.map((e) => {
         const { bodies: _bodies, ...row } = e.row;

@@ -17,7 +17,8 @@ const isoTime = z.union(
   { error: 'must be an ISO 8601 date-time with a zone (2026-11-14T14:02:00Z) or a date (2026-11-14)' },
 );
 
-const shortText = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+const shortText = (max: number) =>
+  z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
 /** `200`, or a class such as `5xx`. */
 const status = z
@@ -73,7 +74,8 @@ export interface Parsed<F> {
 function single(query: unknown): Record<string, string> {
   const entries = Object.entries((query ?? {}) as Record<string, unknown>);
   for (const [name, value] of entries)
-    if (typeof value !== 'string') throw new ApiError('invalid_request', `query.${name}: must be given once, as a string`);
+    if (typeof value !== 'string')
+      throw new ApiError('invalid_request', `query.${name}: must be given once, as a string`);
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
@@ -84,7 +86,9 @@ function checkRange(from: number | undefined, to: number | undefined): void {
 
 /** The opaque cursor of the page after `position`. */
 export function encodeLogCursor(position: Position | null): string | null {
-  return position === null ? null : Buffer.from(`${position.time}.${position.seq}`, 'utf8').toString('base64url');
+  return position === null
+    ? null
+    : Buffer.from(`${position.time}.${position.seq}`, 'utf8').toString('base64url');
 }
 
 function decodeLogCursor(text: string | undefined): Position | undefined {
@@ -100,7 +104,11 @@ function decodeLogCursor(text: string | undefined): Position | undefined {
  */
 export function parseLogQuery(query: unknown, admin: boolean): Parsed<RequestLogFilter> {
   const shape = admin ? { ...logFilters, accountId: shortText(200).optional() } : logFilters;
-  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(z.strictObject(shape), single(query), 'query');
+  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(
+    z.strictObject(shape),
+    single(query),
+    'query',
+  );
   checkRange(from, to);
   return { filter: { from, to, ...rest }, limit, after: decodeLogCursor(cursor), format };
 }
@@ -108,7 +116,11 @@ export function parseLogQuery(query: unknown, admin: boolean): Parsed<RequestLog
 /** GET /admin/v1/audit: `from`, `to`, `actor`, `action`, `target`, `accountId`, `limit`, `cursor`, `format`. */
 export function parseAuditQuery(query: unknown): Parsed<AuditFilter> {
   const shape = { ...auditFilters, accountId: shortText(200).optional() };
-  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(z.strictObject(shape), single(query), 'query');
+  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(
+    z.strictObject(shape),
+    single(query),
+    'query',
+  );
   checkRange(from, to);
   return { filter: { from, to, ...rest }, limit, after: decodeLogCursor(cursor), format };
 }

@@ -32,8 +32,14 @@ const CODE_OF_STATUS = new Map<number, string>(
 );
 
 /** The error type of a finished call: Genway's own code when it refused, else the status or the cut. */
-function errorTypeOf(status: number, finished: boolean, refused: string | undefined, answered: boolean): string | null {
-  if (status >= 400) return refused ?? (answered ? `upstream_${status}` : (NO_ANSWER[status] ?? `upstream_${status}`));
+function errorTypeOf(
+  status: number,
+  finished: boolean,
+  refused: string | undefined,
+  answered: boolean,
+): string | null {
+  if (status >= 400)
+    return refused ?? (answered ? `upstream_${status}` : (NO_ANSWER[status] ?? `upstream_${status}`));
   return finished ? null : 'response_cut';
 }
 
@@ -187,7 +193,13 @@ export class RequestLog {
   ) {}
 
   /** Starts the row of a gateway call (one small object; nothing is written until the call is over). */
-  gatewayCall(req: IncomingMessage, requestId: string, start: number, route: string, upstream: string): GatewayCallLog {
+  gatewayCall(
+    req: IncomingMessage,
+    requestId: string,
+    start: number,
+    route: string,
+    upstream: string,
+  ): GatewayCallLog {
     return new GatewayCallLog(this, req, requestId, start, route, upstream);
   }
 
@@ -231,18 +243,36 @@ export class RequestLog {
    * A task submission (`POST /api/v1/generateTask/{model}`): its row is written when the response closes, with the
    * status the client got; `accepted` adds the task and its charge.
    */
-  submission(req: IncomingMessage, res: ServerResponse, caller: Caller, model: string, requestId: string, route: string): SubmissionLog {
+  submission(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller,
+    model: string,
+    requestId: string,
+    route: string,
+  ): SubmissionLog {
     const time = Date.now();
     const start = performance.now();
     let task: { taskId: string; chargeMicros: number; provider?: string } | undefined;
     res.once('close', () => {
       this.writer.pushRequest(
-        this.taskRow(req, caller, model, requestId, route, time, start, res.statusCode, res.writableFinished, {
-          taskId: task?.taskId ?? null,
-          batchId: null,
-          costMicros: task?.chargeMicros ?? 0,
-          upstream: task?.provider ?? null,
-        }),
+        this.taskRow(
+          req,
+          caller,
+          model,
+          requestId,
+          route,
+          time,
+          start,
+          res.statusCode,
+          res.writableFinished,
+          {
+            taskId: task?.taskId ?? null,
+            batchId: null,
+            costMicros: task?.chargeMicros ?? 0,
+            upstream: task?.provider ?? null,
+          },
+        ),
       );
     });
     return { accepted: (taskId, chargeMicros, provider) => void (task = { taskId, chargeMicros, provider }) };
@@ -253,7 +283,14 @@ export class RequestLog {
    * closes; a batch refused whole is one row with its status, and a replayed batch writes none (its items were
    * logged when they were submitted).
    */
-  batch(req: IncomingMessage, res: ServerResponse, caller: Caller, model: string, requestId: string, route: string): (item: BatchItemOutcome, batchId: string) => void {
+  batch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    caller: Caller,
+    model: string,
+    requestId: string,
+    route: string,
+  ): (item: BatchItemOutcome, batchId: string) => void {
     const time = Date.now();
     const start = performance.now();
     const items: { item: BatchItemOutcome; batchId: string }[] = [];
@@ -273,12 +310,23 @@ export class RequestLog {
       }
       for (const { item, batchId } of items) {
         const itemStatus = item.outcome === 'rejected' ? (ITEM_STATUS[item.errorCode ?? ''] ?? 400) : status;
-        const row = this.taskRow(req, caller, model, requestId, route, time, start, itemStatus, res.writableFinished, {
-          taskId: item.taskId,
-          batchId,
-          costMicros: item.outcome === 'accepted' ? item.chargeMicros : 0,
-          upstream: null,
-        });
+        const row = this.taskRow(
+          req,
+          caller,
+          model,
+          requestId,
+          route,
+          time,
+          start,
+          itemStatus,
+          res.writableFinished,
+          {
+            taskId: item.taskId,
+            batchId,
+            costMicros: item.outcome === 'accepted' ? item.chargeMicros : 0,
+            upstream: null,
+          },
+        );
         if (item.outcome === 'rejected') row.errorType = item.errorCode ?? 'invalid_request';
         this.writer.pushRequest(row);
       }
@@ -310,7 +358,8 @@ export class RequestLog {
       upstream: extra.upstream,
       upstreamModel: null,
       status,
-      errorType: status >= 400 ? (CODE_OF_STATUS.get(status) ?? String(status)) : finished ? null : 'response_cut',
+      errorType:
+        status >= 400 ? (CODE_OF_STATUS.get(status) ?? String(status)) : finished ? null : 'response_cut',
       inputTokens: null,
       outputTokens: null,
       cachedTokens: null,

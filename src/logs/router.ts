@@ -24,7 +24,9 @@ async function answer<T>(
 }
 
 /** A row with its kept bodies, as the detail endpoints show it. */
-function detailView(row: StoredRequestLog & { bodies: { requestBody: string | null; responseBody: string | null } | null }) {
+function detailView(
+  row: StoredRequestLog & { bodies: { requestBody: string | null; responseBody: string | null } | null },
+) {
   return {
     ...logView(row),
     bodies: row.bodies ? { request: row.bodies.requestBody, response: row.bodies.responseBody } : null,
@@ -78,7 +80,13 @@ export function adminLogsRouter({
     get: async (req, res) => {
       const parsed = parseLogQuery(req.query, true);
       await logs.flush();
-      await answer(res, parsed, 'logs', (limit, after) => logs.store.requests(parsed.filter, limit, after), logView);
+      await answer(
+        res,
+        parsed,
+        'logs',
+        (limit, after) => logs.store.requests(parsed.filter, limit, after),
+        logView,
+      );
     },
   });
   defineRoute(router, '/logs/:logId', {

@@ -115,7 +115,8 @@ export class LogSpill {
         lines.close();
       }
       await fs.unlink(claimed).catch(() => undefined);
-      if (path.basename(file).startsWith(`spill-${this.tag}-`) || mine) this.bytes = Math.max(0, this.bytes - size);
+      if (path.basename(file).startsWith(`spill-${this.tag}-`) || mine)
+        this.bytes = Math.max(0, this.bytes - size);
     }
     return done;
   }

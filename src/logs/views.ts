@@ -86,7 +86,10 @@ export async function streamExport<T>(
   const columns: string[] = kind === 'logs' ? LOG_COLUMNS : AUDIT_COLUMNS;
   res.status(200);
   res.setHeader('Content-Type', format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson');
-  res.setHeader('Content-Disposition', `attachment; filename="genway-${kind}.${format === 'csv' ? 'csv' : 'jsonl'}"`);
+  res.setHeader(
+    'Content-Disposition',
+    `attachment; filename="genway-${kind}.${format === 'csv' ? 'csv' : 'jsonl'}"`,
+  );
   res.setHeader('Cache-Control', 'no-store');
   let gone = false;
   res.once('close', () => (gone = true));

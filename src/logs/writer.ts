@@ -85,9 +85,11 @@ export class LogWriter {
 
   /** Writes (or spills) everything queued so far; resolves when it is done. Never rejects. */
   flush(): Promise<void> {
-    this.chain = this.chain.then(() => this.drain()).catch((err: unknown) => {
-      this.logger.error({ err }, 'log writer failed');
-    });
+    this.chain = this.chain
+      .then(() => this.drain())
+      .catch((err: unknown) => {
+        this.logger.error({ err }, 'log writer failed');
+      });
     return this.chain;
   }
 

@@ -17,7 +17,13 @@ export function webhooksRouter({
   audit?: AuditTrail;
 }): Router {
   const router = express.Router();
-  const audited = (req: express.Request, res: express.Response, action: string, before: object, after: object) => {
+  const audited = (
+    req: express.Request,
+    res: express.Response,
+    action: string,
+    before: object,
+    after: object,
+  ) => {
     const { accountId, keyId } = res.locals.auth!;
     audit?.record(audit.context(req, res.locals.requestId, keyId), {
       action,
@@ -33,7 +39,13 @@ export function webhooksRouter({
   defineRoute(router, '/webhooks/secret/rotate', {
     post: async (req, res) => {
       const rotated = await secrets.rotate(res.locals.auth!.accountId);
-      audited(req, res, 'webhook_secret.rotate', { version: rotated.version - 1 }, { version: rotated.version });
+      audited(
+        req,
+        res,
+        'webhook_secret.rotate',
+        { version: rotated.version - 1 },
+        { version: rotated.version },
+      );
       res.json(ok(rotated));
     },
   });

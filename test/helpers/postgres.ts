@@ -11,7 +11,8 @@ import { freePort } from './ports';
  * the machine's own on 127.0.0.1:5432. Each test file makes a database of its own on that server and drops it after;
  * outage and restart tests start a private server (ownPostgres) and never touch the shared one.
  */
-export const postgresUrl = process.env.GENWAY_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+export const postgresUrl =
+  process.env.GENWAY_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function answers(url: string): boolean {
   const { hostname, port } = new URL(url);
@@ -27,7 +28,9 @@ const available = answers(postgresUrl);
 if (!available) {
   if (process.env.GENWAY_REQUIRE_POSTGRES === '1')
     throw new Error(`GENWAY_REQUIRE_POSTGRES=1 but no PostgreSQL answers at ${new URL(postgresUrl).host}`);
-  process.stderr.write(`\n!! NO POSTGRESQL at ${new URL(postgresUrl).host}: the PostgreSQL log tests are SKIPPED.\n\n`);
+  process.stderr.write(
+    `\n!! NO POSTGRESQL at ${new URL(postgresUrl).host}: the PostgreSQL log tests are SKIPPED.\n\n`,
+  );
 }
 
 /** `describe` for suites that need PostgreSQL: runs when one answers, announced skip otherwise. */
@@ -73,7 +76,11 @@ export async function createTestDatabase(label = 't', base = postgresUrl): Promi
 }
 
 /** Runs SQL on a database and returns its rows. */
-export async function sql<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+export async function sql<T = Record<string, unknown>>(
+  url: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   const c = new Client({ connectionString: url });
   await c.connect();
   try {
@@ -119,7 +126,9 @@ function run(file: string, args: string[], user: { uid: number; gid: number } | 
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')}: ${out}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${file} ${args.join(' ')}: ${out}`)),
+    );
   });
 }
 
@@ -129,7 +138,11 @@ export async function ownPostgres(): Promise<OwnPostgres> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-pg-'));
   const data = path.join(dir, 'data');
   if (user) fs.chownSync(dir, user.uid, user.gid);
-  await run(path.join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], user);
+  await run(
+    path.join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+    user,
+  );
   let port = await freePort();
   const start = async () => {
     await run(

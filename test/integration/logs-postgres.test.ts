@@ -68,8 +68,10 @@ describePostgres('the PostgreSQL log store', () => {
     try {
       await Promise.all([a.ping(), b.ping()]);
       const now = Date.now();
-      await Promise.all([a.insertRequests('00000000-0000-4000-8000-000000000001', [row(now, 'acct_a', 1)], []),
-        b.insertRequests('00000000-0000-4000-8000-000000000002', [row(now + 1, 'acct_a', 2)], [])]);
+      await Promise.all([
+        a.insertRequests('00000000-0000-4000-8000-000000000001', [row(now, 'acct_a', 1)], []),
+        b.insertRequests('00000000-0000-4000-8000-000000000002', [row(now + 1, 'acct_a', 2)], []),
+      ]);
       const versions = await sql<{ version: number; n: string }>(
         db.url,
         'SELECT version, count(*) AS n FROM genway_schema_migrations GROUP BY version',
@@ -77,7 +79,12 @@ describePostgres('the PostgreSQL log store', () => {
       expect(versions).toEqual([{ version: 1, n: '1' }]);
       const fromA = await a.requests({ accountId: 'acct_a' }, 10);
       expect(fromA.rows.map((r) => r.requestId)).toEqual(['req-2', 'req-1']);
-      expect(fromA.rows[0]).toMatchObject({ costMicros: 18_000, latencyMs: 12.5, ttfbMs: 4.25, time: now + 1 });
+      expect(fromA.rows[0]).toMatchObject({
+        costMicros: 18_000,
+        latencyMs: 12.5,
+        ttfbMs: 4.25,
+        time: now + 1,
+      });
       // The same batch again (a replay after a lost reply) adds nothing.
       await a.insertRequests('00000000-0000-4000-8000-000000000001', [row(now, 'acct_a', 1)], []);
       expect((await b.requests({ accountId: 'acct_a' }, 10)).rows).toHaveLength(2);
@@ -92,7 +99,11 @@ describePostgres('the PostgreSQL log store', () => {
     try {
       const now = Date.now();
       // A row from 2 days ago (its partition is not made ahead) and one from 5 days ago.
-      await store.insertRequests('00000000-0000-4000-8000-000000000003', [row(now - 2 * DAY, 'acct_p', 1), row(now - 5 * DAY, 'acct_p', 2)], []);
+      await store.insertRequests(
+        '00000000-0000-4000-8000-000000000003',
+        [row(now - 2 * DAY, 'acct_p', 1), row(now - 5 * DAY, 'acct_p', 2)],
+        [],
+      );
       const parts = async () =>
         (
           await sql<{ name: string }>(
@@ -101,15 +112,25 @@ describePostgres('the PostgreSQL log store', () => {
              JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'request_logs' ORDER BY 1`,
           )
         ).map((r) => r.name);
-      const stamp = (t: number) => `request_logs_p${new Date(t).toISOString().slice(0, 10).replace(/-/g, '')}`;
+      const stamp = (t: number) =>
+        `request_logs_p${new Date(t).toISOString().slice(0, 10).replace(/-/g, '')}`;
       expect(await parts()).toEqual(
-        expect.arrayContaining([stamp(now - 5 * DAY), stamp(now - 2 * DAY), stamp(now - DAY), stamp(now), stamp(now + DAY), stamp(now + 2 * DAY)]),
+        expect.arrayContaining([
+          stamp(now - 5 * DAY),
+          stamp(now - 2 * DAY),
+          stamp(now - DAY),
+          stamp(now),
+          stamp(now + DAY),
+          stamp(now + 2 * DAY),
+        ]),
       );
       await store.maintain(now);
       const after = await parts();
       expect(after).not.toContain(stamp(now - 5 * DAY));
       expect(after).toContain(stamp(now - 2 * DAY));
-      expect((await store.requests({ accountId: 'acct_p' }, 10)).rows.map((r) => r.requestId)).toEqual(['req-1']);
+      expect((await store.requests({ accountId: 'acct_p' }, 10)).rows.map((r) => r.requestId)).toEqual([
+        'req-1',
+      ]);
     } finally {
       await store.close();
     }
@@ -135,7 +156,9 @@ describePostgres('the PostgreSQL log store', () => {
       await sql(db.url, 'ALTER DATABASE ' + db.name + ' SET enable_seqscan = off');
       expect(await plan(`account_id = 'acct_1'`)).toMatch(/request_logs_p\d+_account_id_time_id_idx/);
       expect(await plan(`key_id = 'key_1'`)).toMatch(/request_logs_p\d+_key_id_time_id_idx/);
-      expect(await plan(`account_id = 'acct_1' AND model = 'claude-test'`)).toMatch(/account_id_model_time_id_idx/);
+      expect(await plan(`account_id = 'acct_1' AND model = 'claude-test'`)).toMatch(
+        /account_id_model_time_id_idx/,
+      );
       expect(await plan(`account_id = 'acct_1' AND status = 500`)).toMatch(/account_id_status_time_id_idx/);
       expect(await plan(`true`)).toMatch(/request_logs_p\d+_time_id_idx/);
     } finally {
@@ -170,7 +193,9 @@ describePostgres('a PostgreSQL outage under load', () => {
   });
 
   test('calls never fail while the database is down; every row is spilled, then replayed once it is back', async () => {
-    const { key, accountId } = await fundedKey(gw.h.services, 100, { rateLimit: { ratePerSec: 10_000, burst: 10_000 } });
+    const { key, accountId } = await fundedKey(gw.h.services, 100, {
+      rateLimit: { ratePerSec: 10_000, burst: 10_000 },
+    });
     const send = async () => {
       const res = await fetch(`${gw.base}/v1/messages`, {
         method: 'POST',
@@ -188,7 +213,9 @@ describePostgres('a PostgreSQL outage under load', () => {
     await pg.stop('immediate');
     await load(50); // 200 calls while it is down
     await gw.h.services.logs.flush();
-    const metrics = await gw.h.services.metrics.registry.getSingleMetricAsString('genway_logs_rows_spilled_total');
+    const metrics = await gw.h.services.metrics.registry.getSingleMetricAsString(
+      'genway_logs_rows_spilled_total',
+    );
     expect(metrics).toMatch(/genway_logs_rows_spilled_total\{table="requests"\} [1-9]\d*/);
     await pg.start();
     await load(10); // 40 more once it is back
@@ -209,7 +236,9 @@ describePostgres('a PostgreSQL outage under load', () => {
       [accountId],
     );
     expect(Number(dupes)).toBe(0);
-    const dropped = await gw.h.services.metrics.registry.getSingleMetricAsString('genway_logs_rows_dropped_total');
+    const dropped = await gw.h.services.metrics.registry.getSingleMetricAsString(
+      'genway_logs_rows_dropped_total',
+    );
     expect(dropped).not.toMatch(/table="requests".*\} [1-9]/);
     expect(fs.readdirSync(path.join(spillDir, gw.h.services.config.store.prefix))).toEqual([]);
   }, 120_000);
@@ -246,7 +275,11 @@ describeRedis('two replicas on one Redis and one PostgreSQL', () => {
       for (const gw of [a, b, b]) {
         const res = await fetch(`${gw.base}/v1/messages`, {
           method: 'POST',
-          headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+          headers: {
+            'x-api-key': key,
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+          },
           body: JSON.stringify({ model: 'claude-test', max_tokens: 8, messages: [] }),
         });
         expect(res.status).toBe(200);

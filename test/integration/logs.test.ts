@@ -150,15 +150,28 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       expect(got).toHaveLength(1);
       return got;
     });
-    expect(own[0]).toMatchObject({ status: 403, errorType: 'forbidden', accountId, costUsd: 0, inputTokens: null });
+    expect(own[0]).toMatchObject({
+      status: 403,
+      errorType: 'forbidden',
+      accountId,
+      costUsd: 0,
+      inputTokens: null,
+    });
     const admin = await call(ADMIN_TOKEN, 'GET', `/admin/v1/logs?requestId=unknown-${accountId}`);
     expect(admin.json.data.items).toHaveLength(1);
-    expect(admin.json.data.items[0]).toMatchObject({ status: 401, errorType: 'unauthorized', accountId: null, keyId: null });
+    expect(admin.json.data.items[0]).toMatchObject({
+      status: 401,
+      errorType: 'unauthorized',
+      accountId: null,
+      keyId: null,
+    });
   });
 
   test('task submissions: one row each, batch items one each, at the task charge; a refused one too', async () => {
     const { key, keyId } = await fundedKey(gw.h.services, 10);
-    const single = await call(key, 'POST', '/api/v1/generateTask/basic-image', { input: { prompt: 'a fox' } });
+    const single = await call(key, 'POST', '/api/v1/generateTask/basic-image', {
+      input: { prompt: 'a fox' },
+    });
     expect(single.status).toBe(200);
     const bad = await call(key, 'POST', '/api/v1/generateTask/basic-image', { input: { prompt: '' } });
     expect(bad.status).toBe(400);
@@ -191,7 +204,11 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       batchId: null,
     });
     const accepted = batch.json.data.items[0];
-    expect(byTask(accepted.taskId)[0]).toMatchObject({ status: 200, costUsd: 0.03, batchId: batch.json.data.batchId });
+    expect(byTask(accepted.taskId)[0]).toMatchObject({
+      status: 200,
+      costUsd: 0.03,
+      batchId: batch.json.data.batchId,
+    });
     const refused = byTask(null);
     expect(refused.map((r) => [r.status, r.errorType, r.costUsd, r.batchId]).sort()).toEqual(
       [
@@ -206,7 +223,10 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
 
   test('filters, cursor paging newest first, and CSV and JSON-lines exports of exactly the matching rows', async () => {
     const { key, keyId } = await fundedKey(gw.h.services, 10);
-    const second = await gw.h.services.accounts.createKey((await gw.h.services.accounts.describeKey(keyId)).accountId, {});
+    const second = await gw.h.services.accounts.createKey(
+      (await gw.h.services.accounts.describeKey(keyId)).accountId,
+      {},
+    );
     for (let i = 0; i < 5; i++) expect((await messages(key)).status).toBe(200);
     for (let i = 0; i < 2; i++) expect((await messages(second.key)).status).toBe(200);
     expect((await messages(key, { model: 'unpriced-model' })).status).toBe(200);
@@ -250,7 +270,10 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     expect(lines).toHaveLength(1 + 7);
     const jsonl = await call(key, 'GET', `/api/v1/logs?format=jsonl&keyId=${second.keyId}`);
     expect(jsonl.headers.get('content-type')).toBe('application/x-ndjson');
-    const rows = jsonl.text.trimEnd().split('\n').map((l) => JSON.parse(l) as Json);
+    const rows = jsonl.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
     expect(rows.map((r) => [r.keyId, r.costUsd])).toEqual([
       [second.keyId, 0.018],
       [second.keyId, 0.018],
@@ -304,12 +327,18 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
   });
 
   test('every control-plane change is one audit row with its actor, and no secret in any of them', async () => {
-    const admin = (method: string, path: string, body?: unknown) => call(ADMIN_TOKEN, method, `/admin/v1${path}`, body);
+    const admin = (method: string, path: string, body?: unknown) =>
+      call(ADMIN_TOKEN, method, `/admin/v1${path}`, body);
     const account = await admin('POST', '/accounts', { name: 'audited', balanceUsd: 5 });
     const accountId = account.json.data.accountId as string;
-    const created = await admin('POST', `/accounts/${accountId}/keys`, { name: 'ci', models: ['claude-test'] });
+    const created = await admin('POST', `/accounts/${accountId}/keys`, {
+      name: 'ci',
+      models: ['claude-test'],
+    });
     const { keyId, key } = created.json.data as { keyId: string; key: string };
-    expect((await admin('POST', `/accounts/${accountId}/credits`, { amountUsd: 2.5, reference: 'inv-1' })).status).toBe(200);
+    expect(
+      (await admin('POST', `/accounts/${accountId}/credits`, { amountUsd: 2.5, reference: 'inv-1' })).status,
+    ).toBe(200);
     expect((await admin('PUT', `/keys/${keyId}/budget`, { period: 'day', limitUsd: 3 })).status).toBe(200);
     expect((await admin('PATCH', `/accounts/${accountId}`, { name: 'audited-2' })).status).toBe(200);
     const rotated = await admin('POST', `/keys/${keyId}/rotate`, { graceSeconds: 60 });
@@ -345,7 +374,12 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       ['admin', 'key.revoke', `key:${newKey.keyId}`],
     ]);
     expect(rows[0].after).toEqual({ name: 'audited', balanceUsd: 5, webhookScheme: 'genway' });
-    expect(rows[1].after).toMatchObject({ keyId, name: 'ci', prefix: key.slice(0, 12), models: ['claude-test'] });
+    expect(rows[1].after).toMatchObject({
+      keyId,
+      name: 'ci',
+      prefix: key.slice(0, 12),
+      models: ['claude-test'],
+    });
     expect(rows[2].after).toEqual({ amountUsd: 2.5, reference: 'inv-1', balanceUsd: 7.5 });
     expect(rows[3]).toMatchObject({ before: null, after: { period: 'day', limitUsd: 3 } });
     expect(rows[4]).toMatchObject({ before: { name: 'audited' }, after: { name: 'audited-2' } });
@@ -357,11 +391,27 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     expect(rows[12].before).toMatchObject({ status: 'active', prefix: newKey.key.slice(0, 12) });
     // No secret anywhere: the keys, the webhook secrets and the admin token, as the API returns every row.
     const everything = JSON.stringify(await admin('GET', '/audit?limit=1000'));
-    for (const secretText of [key, newKey.key, ownerKey.key, secret.json.data.secret, rotatedSecret.json.data.secret, ADMIN_TOKEN])
+    for (const secretText of [
+      key,
+      newKey.key,
+      ownerKey.key,
+      secret.json.data.secret,
+      rotatedSecret.json.data.secret,
+      ADMIN_TOKEN,
+    ])
       expect(everything.includes(secretText)).toBe(false);
     if (db) {
-      const dump = JSON.stringify(await sql(db.url, 'SELECT * FROM audit_log')) + JSON.stringify(await sql(db.url, 'SELECT * FROM request_logs'));
-      for (const secretText of [key, newKey.key, ownerKey.key, secret.json.data.secret, rotatedSecret.json.data.secret, ADMIN_TOKEN])
+      const dump =
+        JSON.stringify(await sql(db.url, 'SELECT * FROM audit_log')) +
+        JSON.stringify(await sql(db.url, 'SELECT * FROM request_logs'));
+      for (const secretText of [
+        key,
+        newKey.key,
+        ownerKey.key,
+        secret.json.data.secret,
+        rotatedSecret.json.data.secret,
+        ADMIN_TOKEN,
+      ])
         expect(dump.includes(secretText)).toBe(false);
       expect(dump).toContain(key.slice(0, 12));
     }
@@ -378,7 +428,9 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     const id = one.json.data.items[0]?.auditId ?? 'x';
     expect((await call(ADMIN_TOKEN, 'DELETE', `/admin/v1/audit/${id}`)).status).toBe(404);
     if (db) {
-      await expect(sql(db.url, 'UPDATE audit_log SET actor = $1', ['someone'])).rejects.toThrow(/append-only/);
+      await expect(sql(db.url, 'UPDATE audit_log SET actor = $1', ['someone'])).rejects.toThrow(
+        /append-only/,
+      );
       await expect(sql(db.url, 'DELETE FROM audit_log')).rejects.toThrow(/append-only/);
       await expect(sql(db.url, 'TRUNCATE audit_log')).rejects.toThrow(/append-only/);
     }
@@ -395,9 +447,13 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     const exported = await call(ADMIN_TOKEN, 'GET', '/admin/v1/logs?format=jsonl');
     expect(exported.text.includes(marker)).toBe(false);
     const [row] = await logsOf(key, '?surface=gateway');
-    expect(JSON.stringify((await call(key, 'GET', `/api/v1/logs/${row.logId}`)).json).includes(marker)).toBe(false);
+    expect(JSON.stringify((await call(key, 'GET', `/api/v1/logs/${row.logId}`)).json).includes(marker)).toBe(
+      false,
+    );
     if (db) {
-      const dump = JSON.stringify(await sql(db.url, 'SELECT * FROM request_logs')) + JSON.stringify(await sql(db.url, 'SELECT * FROM request_log_bodies'));
+      const dump =
+        JSON.stringify(await sql(db.url, 'SELECT * FROM request_logs')) +
+        JSON.stringify(await sql(db.url, 'SELECT * FROM request_log_bodies'));
       expect(dump.includes(marker)).toBe(false);
     }
     expect(gw.h.logs.text.includes(marker)).toBe(false);
@@ -407,7 +463,9 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     const { key, keyId, accountId } = await fundedKey(gw.h.services, 10);
     const set = await call(ADMIN_TOKEN, 'PUT', `/admin/v1/keys/${keyId}/log-bodies`, { mode: 'full' });
     expect(set.status).toBe(200);
-    const res = await messages(key, { messages: [{ role: 'user', content: 'mail me at ann@example.com, ok' }] });
+    const res = await messages(key, {
+      messages: [{ role: 'user', content: 'mail me at ann@example.com, ok' }],
+    });
     expect(res.status).toBe(200);
     await res.text();
     const [row] = await until(async () => {
@@ -418,7 +476,9 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     const detail = (await call(key, 'GET', `/api/v1/logs/${row.logId}`)).json.data;
     expect(detail.bodies.request).toContain('mail me at [redacted], ok');
     expect(detail.bodies.request.includes('ann@example.com')).toBe(false);
-    expect(JSON.parse(detail.bodies.response)).toMatchObject({ usage: { input_tokens: 12, output_tokens: 3 } });
+    expect(JSON.parse(detail.bodies.response)).toMatchObject({
+      usage: { input_tokens: 12, output_tokens: 3 },
+    });
     expect(detail.requestBytes).toBeGreaterThan(0);
     expect(detail.responseBytes).toBe(Buffer.byteLength(detail.bodies.response));
     const audit = await call(ADMIN_TOKEN, 'GET', `/admin/v1/audit?target=key:${keyId}`);

@@ -52,11 +52,10 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
     for (const m of migrations) {
       if (done.has(m.version)) continue;
       await client.query(m.sql);
-      await client.query('INSERT INTO genway_schema_migrations (version, name, applied_by) VALUES ($1, $2, $3)', [
-        m.version,
-        m.name,
-        `${hostname()}:${process.pid}`,
-      ]);
+      await client.query(
+        'INSERT INTO genway_schema_migrations (version, name, applied_by) VALUES ($1, $2, $3)',
+        [m.version, m.name, `${hostname()}:${process.pid}`],
+      );
       applied.push(m.version);
     }
     await client.query('COMMIT');

@@ -44,7 +44,8 @@ function noPartition(err: unknown): boolean {
 /** The batch was taken before (its id is in log_batches): a replay of a batch whose reply was lost. */
 function duplicateBatch(err: unknown): boolean {
   return (
-    (err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'log_batches_pkey'
+    (err as { code?: string }).code === '23505' &&
+    (err as { constraint?: string }).constraint === 'log_batches_pkey'
   );
 }
 
@@ -84,7 +85,8 @@ FROM unnest($2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::te
   $10::text[]) AS x(t, ac, an, tg, a, b, af, r, ip)`;
 
 /** NUL cannot be stored in a PostgreSQL text value: a client may send one (a user agent). */
-const clean = (text: string | null) => (text !== null && text.includes('\u0000') ? text.replace(/\u0000/g, '') : text);
+const clean = (text: string | null) =>
+  text !== null && text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
 
 /** A WHERE clause built from the filters, with its parameters numbered from 1. */
 class Where {
@@ -296,7 +298,11 @@ export class PostgresLogStore implements LogStore {
     );
   }
 
-  async requests(filter: RequestLogFilter, limit: number, after?: Position): Promise<PageOf<StoredRequestLog>> {
+  async requests(
+    filter: RequestLogFilter,
+    limit: number,
+    after?: Position,
+  ): Promise<PageOf<StoredRequestLog>> {
     await this.whenReady();
     const w = new Where();
     if (filter.accountId !== undefined) w.add((n) => `account_id = ${n(filter.accountId)}`);
@@ -355,7 +361,10 @@ export class PostgresLogStore implements LogStore {
     if (filter.actor !== undefined) w.add((n) => `actor = ${n(filter.actor)}`);
     if (filter.target !== undefined) w.add((n) => `target = ${n(filter.target)}`);
     if (filter.action !== undefined)
-      w.add((n) => `(action = ${n(filter.action)} OR action LIKE ${n(`${filter.action!.replace(/[\\%_]/g, '\\$&')}.%`)})`);
+      w.add(
+        (n) =>
+          `(action = ${n(filter.action)} OR action LIKE ${n(`${filter.action!.replace(/[\\%_]/g, '\\$&')}.%`)})`,
+      );
     timeBounds(w, filter, after);
     const { rows } = await this.pool.query(
       `SELECT round(extract(epoch FROM time) * 1000)::float8 AS t, id, actor, action, target, account_id, before,
@@ -392,7 +401,9 @@ export class PostgresLogStore implements LogStore {
 
   async bodySettings(): Promise<Map<string, BodyMode>> {
     await this.whenReady();
-    const { rows } = await this.pool.query<{ scope: string; mode: BodyMode }>('SELECT scope, mode FROM log_body_settings');
+    const { rows } = await this.pool.query<{ scope: string; mode: BodyMode }>(
+      'SELECT scope, mode FROM log_body_settings',
+    );
     return new Map(rows.map((r) => [r.scope, r.mode]));
   }
 
