@@ -89,7 +89,7 @@ export function buildApp(services: Services): App {
       tasks: services.tasks,
       bodyLimitBytes: config.server.bodyLimitBytes,
       tracing: services.tracing,
-      requestLog: services.logs.requestLog,
+      requestLog: config.logs.enabled ? services.logs.requestLog : undefined,
     }),
   );
   api.use(
@@ -101,7 +101,7 @@ export function buildApp(services: Services): App {
     batchesRouter({
       batches: services.batches,
       maxBodyBytes: config.batches.maxBodyBytes,
-      requestLog: services.logs.requestLog,
+      requestLog: config.logs.enabled ? services.logs.requestLog : undefined,
     }),
   );
   api.use(

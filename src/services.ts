@@ -170,7 +170,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   );
   const logs = createLogs(config, { metrics, logger });
   const gateway = createGateway({
-    requestLog: logs.requestLog,
+    requestLog: config.logs.enabled ? logs.requestLog : undefined,
     config,
     accounts,
     store,

@@ -97,6 +97,7 @@ function fromEnv(env: Env): Plain {
     ['LOG_LEVEL', ['log', 'level'], String],
     ['GENWAY_CONSOLE_DIR', ['console', 'dir'], String],
     ['GENWAY_CONSOLE_ENABLED', ['console', 'enabled'], (v) => !/^(0|false|no|off)$/i.test(v)],
+    ['GENWAY_LOGS_ENABLED', ['logs', 'enabled'], (v) => !/^(0|false|no|off)$/i.test(v)],
     // OpenTelemetry's own names: the base endpoint gets the traces path, the per-signal one is used as is (and wins).
     [
       'OTEL_EXPORTER_OTLP_ENDPOINT',

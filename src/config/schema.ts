@@ -224,6 +224,8 @@ export const configSchema = z.strictObject({
    * to PostgreSQL; without it each process keeps a bounded ring (`memoryRows`).
    */
   logs: z.strictObject({
+    /** false: no request-log rows at all (the audit trail stays). */
+    enabled: z.boolean(),
     /** PostgreSQL (`postgres://user:pass@host:5432/db`); unset = the in-process ring. */
     databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
     /** Daily partitions older than this are dropped whole. */

@@ -85,8 +85,8 @@ FROM unnest($2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::te
   $10::text[]) AS x(t, ac, an, tg, a, b, af, r, ip)`;
 
 /** NUL cannot be stored in a PostgreSQL text value: a client may send one (a user agent). */
-const clean = (text: string | null) =>
-  text !== null && text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+const clean = (text: string | null | undefined) =>
+  text && text.includes('\u0000') ? text.replaceAll('\u0000', '') : (text ?? null);
 
 /** A WHERE clause built from the filters, with its parameters numbered from 1. */
 class Where {
