@@ -4,6 +4,7 @@ import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
 import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
 import { createTestDatabase, postgresAvailable, sql, type TestDatabase } from '../helpers/postgres';
 import { eventually } from '../helpers/eventually';
+import { runAdminCli } from '../../src/admin/cli';
 
 /** Runs `check` until it passes (10 s at most) and returns what it returned. */
 async function until<T>(check: () => Promise<T>): Promise<T> {
@@ -457,6 +458,38 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       expect(dump.includes(marker)).toBe(false);
     }
     expect(gw.h.logs.text.includes(marker)).toBe(false);
+  });
+
+  test('genway admin logs and audit: the same rows from a terminal, CSV as it comes', async () => {
+    const { key, accountId } = await fundedKey(gw.h.services, 10);
+    expect((await messages(key)).status).toBe(200);
+    await eventually(async () => expect(await logsOf(key)).toHaveLength(1));
+    const cli = async (...args: string[]) => {
+      let out = '';
+      const write = jest.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+        out += String(chunk);
+        return true;
+      });
+      try {
+        const code = await runAdminCli(args, { GENWAY_URL: gw.base, GENWAY_ADMIN_TOKEN: ADMIN_TOKEN });
+        return { code, out };
+      } finally {
+        write.mockRestore();
+      }
+    };
+    const listed = await cli('logs', '--account', accountId, '--status', '2xx');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out).items.map((r: Json) => [r.accountId, r.costUsd])).toEqual([
+      [accountId, 0.018],
+    ]);
+    const csv = await cli('logs', '--account', accountId, '--format', 'csv');
+    expect(csv.out.trimEnd().split('\r\n')).toHaveLength(2);
+    const { keyId } = (await gw.h.services.accounts.listKeys(accountId))[0];
+    expect((await cli('logs', 'bodies', 'set', 'key', keyId, '--mode', 'metadata')).code).toBe(0);
+    const audit = await cli('audit', '--target', `key:${keyId}`, '--action', 'logs');
+    expect(JSON.parse(audit.out).items.map((r: Json) => [r.actor, r.action, r.after])).toEqual([
+      ['admin', 'logs.bodies.set', { mode: 'metadata' }],
+    ]);
   });
 
   test("a key's bodies kept in full when the admin says so: redacted, and audited", async () => {
