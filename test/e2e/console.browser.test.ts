@@ -332,6 +332,19 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
     const taskId = task.json.data.taskId as string;
     await eventually(async () => expect(receiver.received.length).toBeGreaterThan(0), 20_000);
     const { accountId } = owner;
+    // Changes through the admin API, for the audit trail's page.
+    const admin = (method: string, path: string, body: unknown) =>
+      api(ADMIN_TOKEN, method, `/admin/v1${path}`, body);
+    expect(
+      (await admin('POST', `/accounts/${accountId}/credits`, { amountUsd: 5, reference: 'inv-9' })).status,
+    ).toBe(200);
+    expect(
+      (await admin('PUT', `/accounts/${accountId}/budget`, { period: 'month', limitUsd: 40 })).status,
+    ).toBe(200);
+    expect(
+      (await admin('POST', `/accounts/${accountId}/keys`, { name: 'deploy', models: ['claude-test'] }))
+        .status,
+    ).toBe(200);
     await gw.h.services.logs.flush();
     const logged = await api(owner.key, 'GET', '/api/v1/logs?limit=1');
     const logId = logged.json.data.items[0].logId as string;
