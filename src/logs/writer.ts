@@ -17,6 +17,15 @@ export interface WriterOptions {
   oldestKept(table: 'requests' | 'audit'): number;
 }
 
+/**
+ * A refusal of the batch itself, not of the moment (PostgreSQL's data exceptions, integrity and syntax errors, by
+ * SQLSTATE class): sending it again would fail again, and a spilled one would block every replay after it.
+ */
+function refusedForGood(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^(22|23|42)[0-9A-Z]{3}$/.test(code);
+}
+
 /** How long after a failed write the database is tried again (doubling up to the cap). */
 const RETRY_MS = 250;
 const MAX_RETRY_MS = 5000;
@@ -151,6 +160,7 @@ export class LogWriter {
         }
         return;
       } catch (err) {
+        if (refusedForGood(err)) return this.refused(batch, err);
         if (!this.down) this.logger.warn({ err }, 'the log database cannot take rows; spilling them to disk');
         this.down = true;
         this.retryAt = Date.now() + this.retryMs;
@@ -158,6 +168,12 @@ export class LogWriter {
       }
     }
     await this.spillOut(batch);
+  }
+
+  /** A batch the database will never take: dropped and counted, logged with its error (never its rows). */
+  private refused(batch: SpilledBatch, err: unknown): void {
+    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'refused' }, batch.rows.length);
+    this.logger.error({ err }, 'the log database refused a batch of rows; dropped');
   }
 
   private async spillOut(batch: SpilledBatch): Promise<void> {
@@ -175,7 +191,12 @@ export class LogWriter {
       return;
     }
     try {
-      const done = await this.spill.replay((batch) => this.insert(batch));
+      const done = await this.spill.replay((batch) =>
+        this.insert(batch).catch((err: unknown) => {
+          if (!refusedForGood(err)) throw err;
+          this.refused(batch, err);
+        }),
+      );
       this.replayDue = false;
       if (done.requests) this.metrics.logsRowsReplayed.inc({ table: 'requests' }, done.requests);
       if (done.audit) this.metrics.logsRowsReplayed.inc({ table: 'audit' }, done.audit);

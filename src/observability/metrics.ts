@@ -102,7 +102,7 @@ export function createMetrics() {
     }),
     logsRowsDropped: new Counter({
       name: 'genway_logs_rows_dropped_total',
-      help: 'Request log and audit rows lost, by table and reason (overload: the writer queue was full; spill_full: the database was away and the spill files reached logs.spillMaxBytes; expired: older than the retention)',
+      help: 'Request log and audit rows lost, by table and reason (overload: the writer queue was full; spill_full: the database was away and the spill files reached logs.spillMaxBytes; expired: older than the retention; refused: a batch the database refused as invalid)',
       labelNames: ['table', 'reason'] as const,
       registers: [registry],
     }),

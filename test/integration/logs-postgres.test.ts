@@ -94,6 +94,22 @@ describePostgres('the PostgreSQL log store', () => {
     }
   });
 
+  test('a NUL a client slipped into a field is dropped, not the batch; a literal backslash-u0000 stays', async () => {
+    const store = new PostgresLogStore(db.url, quiet);
+    try {
+      const r = {
+        ...row(Date.now(), 'acct_n', 1),
+        model: 'gpt\u0000x',
+        userAgent: 'agent \\u0000 \\\u0000!',
+      };
+      await store.insertRequests('00000000-0000-4000-8000-000000000005', [r], []);
+      const [got] = (await store.requests({ accountId: 'acct_n' }, 1)).rows;
+      expect([got.model, got.userAgent]).toEqual(['gptx', 'agent \\u0000 \\!']);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('tables are partitioned by day; retention drops whole partitions; old rows get their day on demand', async () => {
     const store = new PostgresLogStore(db.url, quiet, { requestDays: 3, bodyDays: 1, auditDays: 10 });
     try {

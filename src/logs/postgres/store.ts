@@ -56,37 +56,70 @@ const REQUEST_COLUMNS = `time, id, request_id, account_id, key_id, surface, meth
 const SELECT_REQUEST = `SELECT round(extract(epoch FROM time) * 1000)::float8 AS t, ${REQUEST_COLUMNS.replace('time, ', '')}`;
 
 /**
- * One multi-row insert of a batch (arrays unnested server-side: one statement, one round trip), with its id in
- * log_batches in the same statement, so a batch replayed after a lost reply is refused whole. Kept bodies go in the
- * same statement.
+ * One multi-row insert of a batch, its rows handed over as one JSON array of arrays (no field names: half the bytes
+ * of an array of objects, and JSON.stringify is native, where the client's own array parameters cost about five
+ * times as much per row, measured), read back with `jsonb_array_elements`; the batch's id goes into log_batches in
+ * the same statement, so a batch replayed after a lost reply is refused whole. Kept bodies go in the same statement.
+ * The position of each value is REQUEST_FIELDS' order.
  */
 const INSERT_REQUESTS = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1)),
 bodies AS (
   INSERT INTO request_log_bodies (time, request_id, account_id, request_body, response_body)
-  SELECT to_timestamp(t / 1000.0), r, a, q, s
-  FROM unnest($28::float8[], $29::text[], $30::text[], $31::text[], $32::text[]) AS b(t, r, a, q, s)
+  SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4
+  FROM jsonb_array_elements($3::jsonb) AS e
 )
 INSERT INTO request_logs (time, request_id, account_id, key_id, surface, method, route, model, upstream,
   upstream_model, status, error_type, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
   reasoning_tokens, cost_micros, latency_ms, ttfb_ms, user_agent, client_ip, task_id, batch_id, request_bytes,
   response_bytes)
-SELECT to_timestamp(t / 1000.0), r, a, k, s, m, rt, mo, u, um, st, e, it, ot, ct, cw, rs, c, l, tf, ua, ip, ti, bi,
-  rb, sb
-FROM unnest($2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::text[], $11::text[], $12::int2[], $13::text[], $14::int4[], $15::int4[], $16::int4[], $17::int4[], $18::int4[],
-  $19::int8[], $20::float4[], $21::float4[], $22::text[], $23::text[], $24::text[], $25::text[], $26::int8[],
-  $27::int8[])
-  AS x(t, r, a, k, s, m, rt, mo, u, um, st, e, it, ot, ct, cw, rs, c, l, tf, ua, ip, ti, bi, rb, sb)`;
+SELECT to_timestamp((e->>0)::float8 / 1000.0), (e->>1), (e->>2), (e->>3), (e->>4), (e->>5), (e->>6), (e->>7), (e->>8), (e->>9), (e->>10)::int2, (e->>11), (e->>12)::int4, (e->>13)::int4, (e->>14)::int4, (e->>15)::int4, (e->>16)::int4, (e->>17)::int8, (e->>18)::float4, (e->>19)::float4, (e->>20), (e->>21), (e->>22), (e->>23), (e->>24)::int8, (e->>25)::int8
+FROM jsonb_array_elements($2::jsonb) AS e`;
+
+/** A request row's values in the insert's order. */
+function requestValues(r: RequestLogRow): unknown[] {
+  return [
+    r.time,
+    r.requestId,
+    r.accountId,
+    r.keyId,
+    r.surface,
+    r.method,
+    r.route,
+    r.model,
+    r.upstream,
+    r.upstreamModel,
+    r.status,
+    r.errorType,
+    r.inputTokens,
+    r.outputTokens,
+    r.cachedTokens,
+    r.cacheWriteTokens,
+    r.reasoningTokens,
+    r.costMicros,
+    r.latencyMs,
+    r.ttfbMs,
+    r.userAgent,
+    r.clientIp,
+    r.taskId,
+    r.batchId,
+    r.requestBytes,
+    r.responseBytes,
+  ];
+}
 
 const INSERT_AUDIT = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1))
 INSERT INTO audit_log (time, actor, action, target, account_id, before, after, request_id, client_ip)
-SELECT to_timestamp(t / 1000.0), ac, an, tg, a, b::jsonb, af::jsonb, r, ip
-FROM unnest($2::float8[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-  $10::text[]) AS x(t, ac, an, tg, a, b, af, r, ip)`;
+SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4, e->5, e->6, e->>7, e->>8
+FROM jsonb_array_elements($2::jsonb) AS e`;
 
-/** NUL cannot be stored in a PostgreSQL text value: a client may send one (a user agent). */
-const clean = (text: string | null | undefined) =>
-  text && text.includes('\u0000') ? text.replaceAll('\u0000', '') : (text ?? null);
+/**
+ * A batch as the JSON the insert reads. PostgreSQL text cannot hold NUL, so a `\u0000` escape (a client may put one
+ * in a model name) is dropped, and only a real escape: one preceded by an even run of backslashes.
+ */
+function batchJson(rows: readonly unknown[]): string {
+  const json = JSON.stringify(rows);
+  return json.includes('\\u0000') ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1') : json;
+}
 
 /** A WHERE clause built from the filters, with its parameters numbered from 1. */
 class Where {
@@ -238,59 +271,33 @@ export class PostgresLogStore implements LogStore {
   }
 
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
-    const cols: unknown[][] = Array.from({ length: 26 }, () => new Array(rows.length));
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
-      cols[0][i] = r.time;
-      cols[1][i] = clean(r.requestId);
-      cols[2][i] = r.accountId;
-      cols[3][i] = r.keyId;
-      cols[4][i] = r.surface;
-      cols[5][i] = r.method;
-      cols[6][i] = clean(r.route);
-      cols[7][i] = clean(r.model);
-      cols[8][i] = r.upstream;
-      cols[9][i] = clean(r.upstreamModel);
-      cols[10][i] = r.status;
-      cols[11][i] = r.errorType;
-      cols[12][i] = r.inputTokens;
-      cols[13][i] = r.outputTokens;
-      cols[14][i] = r.cachedTokens;
-      cols[15][i] = r.cacheWriteTokens;
-      cols[16][i] = r.reasoningTokens;
-      cols[17][i] = r.costMicros;
-      cols[18][i] = r.latencyMs;
-      cols[19][i] = r.ttfbMs;
-      cols[20][i] = clean(r.userAgent);
-      cols[21][i] = r.clientIp;
-      cols[22][i] = r.taskId;
-      cols[23][i] = r.batchId;
-      cols[24][i] = r.requestBytes;
-      cols[25][i] = r.responseBytes;
-    }
-    const b = [
-      bodies.map((x) => x.time),
-      bodies.map((x) => clean(x.requestId)),
-      bodies.map((x) => x.accountId),
-      bodies.map((x) => clean(x.requestBody)),
-      bodies.map((x) => clean(x.responseBody)),
+    const params = [
+      batchId,
+      batchJson(rows.map(requestValues)),
+      batchJson(bodies.map((b) => [b.time, b.requestId, b.accountId, b.requestBody, b.responseBody])),
     ];
-    const times = rows.map((r) => r.time);
-    await this.inserting(times, () => this.pool.query(INSERT_REQUESTS, [batchId, ...cols, ...b]));
+    await this.inserting(
+      rows.map((r) => r.time),
+      () => this.pool.query(INSERT_REQUESTS, params),
+    );
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {
     const params = [
       batchId,
-      rows.map((r) => r.time),
-      rows.map((r) => r.actor),
-      rows.map((r) => r.action),
-      rows.map((r) => r.target),
-      rows.map((r) => r.accountId),
-      rows.map((r) => (r.before === null ? null : JSON.stringify(r.before))),
-      rows.map((r) => (r.after === null ? null : JSON.stringify(r.after))),
-      rows.map((r) => r.requestId),
-      rows.map((r) => r.clientIp),
+      batchJson(
+        rows.map((r) => [
+          r.time,
+          r.actor,
+          r.action,
+          r.target,
+          r.accountId,
+          r.before,
+          r.after,
+          r.requestId,
+          r.clientIp,
+        ]),
+      ),
     ];
     await this.inserting(
       rows.map((r) => r.time),
