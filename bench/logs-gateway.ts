@@ -2,19 +2,20 @@
  * npm run bench:logs:gateway — the gateway with request logs written to PostgreSQL against the same build with
  * request logs off (GENWAY_LOGS_ENABLED=false), and with the in-process ring (no database), beside the bare node:http
  * pipe, in front of the same vendor stand-in, in one run: the cost of a row per call. The proxies are pinned to CPU 1
- * and take their closed-loop slices in turns (bench/proxies.ts), as bench:gateway does. The database is one created
- * for the run on BENCH_DATABASE_URL's server (default the machine's, 127.0.0.1:5432), dropped at the end; each
- * replica writes to it as a deployment would. Bounded: ROUNDS x routes x 4 x SECONDS.
+ * and take their closed-loop slices in turns (bench/proxies.ts), as bench:gateway does. The database is a PostgreSQL
+ * of the run's own pinned to CPU 0 with the vendor and the load generator (what is measured is Genway's share, as
+ * with the vendor stand-in), or a database created on BENCH_DATABASE_URL's server and dropped at the end.
+ * Bounded: ROUNDS x routes x 4 x SECONDS.
  */
 import { Client } from 'pg';
 import { benchKey, machineNote, median, startServer, type Server } from './lib';
 import { pin, startScript, throughputs, type Target } from './proxies';
 import { HOT_ROUTES } from './upstream-data';
+import { ownServer } from './pg-server';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
-const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const VENDOR_KEY = 'sk-bench-vendor';
 
 async function main(): Promise<void> {
@@ -23,6 +24,9 @@ async function main(): Promise<void> {
   const upstream = await startScript('upstream');
   pin(upstream.child.pid!, 0);
   const bare = await startScript('bare-proxy', [String(upstream.port)]);
+  // A database server of the run's own, on CPU 0 with the vendor and the load: what is measured is Genway's share.
+  const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer(0);
+  const SERVER = process.env.BENCH_DATABASE_URL ?? own!.url;
   const dbName = `genway_bench_gateway_logs_${Date.now()}`;
   const admin = new Client({ connectionString: SERVER });
   await admin.connect();
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(
       [
-        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator and the vendor on CPU 0 (PostgreSQL unpinned, on the same machine). ${written.toLocaleString('en')} rows written to PostgreSQL in the run. ${machine}`,
+        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0. ${written.toLocaleString('en')} rows written to PostgreSQL in the run. ${machine}`,
         '',
         '| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring |',
         '| - | - | - | - | - |',
@@ -97,6 +101,7 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((s) => s.stop()));
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
     await admin.end();
+    own?.stop();
     upstream.child.kill();
     bare.child.kill();
   }

@@ -11,13 +11,11 @@
  * the end, so the machine's shared server keeps its buffers; BENCH_DATABASE_URL names another server (a database is
  * created there and dropped).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { machineNote, median, ROOT, writeSection } from './lib';
+import { ownServer } from './pg-server';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
 import type { RequestLogRow } from '../src/logs/types';
 
@@ -34,43 +32,6 @@ const MODELS = Array.from({ length: 10 }, (_, i) => `model-${i}`);
 const { PostgresLogStore } = require(path.join(ROOT, 'dist', 'logs', 'postgres', 'store.js')) as {
   PostgresLogStore: typeof Store;
 };
-
-function pgBin(): string {
-  const versions = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
-  return path.join('/usr/lib/postgresql', versions[0], 'bin');
-}
-
-/** A private server: initdb as the postgres user (PostgreSQL refuses root), started on a free port. */
-function ownServer(): { url: string; stop(): void } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-bench-pg-'));
-  const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
-  if (asPostgres.length) execFileSync('chown', ['postgres', dir]);
-  const sh = (args: string[]) => {
-    const [cmd, ...rest] = [...asPostgres, ...args];
-    const out = spawnSync(cmd, rest, { encoding: 'utf8' });
-    if (out.status !== 0) throw new Error(`${args.join(' ')}: ${out.stdout}${out.stderr}`);
-  };
-  const port = 20000 + Math.floor(Math.random() * 5000);
-  sh([path.join(pgBin(), 'initdb'), '-D', `${dir}/data`, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-  sh([
-    path.join(pgBin(), 'pg_ctl'),
-    '-D',
-    `${dir}/data`,
-    '-l',
-    `${dir}/server.log`,
-    '-w',
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c shared_buffers=512MB -c max_wal_size=4GB`,
-    'start',
-  ]);
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    stop: () => {
-      sh([path.join(pgBin(), 'pg_ctl'), '-D', `${dir}/data`, '-m', 'immediate', '-w', 'stop']);
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
