@@ -53,12 +53,20 @@ const round = (ms: number) => Math.round(ms * 1000) / 1000;
 export class GatewayCallLog {
   private caller: Caller | null = null;
   private model: string | null = null;
-  private tokens: Tokens | null = null;
+  private input = -1;
+  private output = 0;
+  private cacheRead = 0;
+  private cacheWrite = 0;
+  private reasoning = 0;
   private costMicros = 0;
   private refusedAs: string | undefined;
   private timing: ExchangeTiming | undefined;
   private exchanged = false;
-  private closedAs: { status: number; finished: boolean; end: number; forwarded: boolean } | undefined;
+  private status = 0;
+  private finished = false;
+  private end = 0;
+  private forwarded = false;
+  private closedSeen = false;
   private pending: Promise<unknown> | undefined;
   private capture: BodyCapture | undefined;
   private written = false;
@@ -88,13 +96,13 @@ export class GatewayCallLog {
 
   /** What the call's answer used and cost (the gateway's metering computed it). */
   usage(readings: readonly { usage: Tokens }[], costMicros: number): void {
-    const t = (this.tokens ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 });
+    if (this.input < 0) this.input = 0;
     for (const { usage: u } of readings) {
-      t.input += u.input;
-      t.output += u.output;
-      t.cacheRead += u.cacheRead;
-      t.cacheWrite += u.cacheWrite;
-      t.reasoning += u.reasoning;
+      this.input += u.input;
+      this.output += u.output;
+      this.cacheRead += u.cacheRead;
+      this.cacheWrite += u.cacheWrite;
+      this.reasoning += u.reasoning;
     }
     this.costMicros += costMicros;
   }
@@ -118,13 +126,16 @@ export class GatewayCallLog {
 
   /** The client's response closed. `forwarded`: the proxy took the call (its exchange then ends it). */
   closed(status: number, finished: boolean, forwarded: boolean): void {
-    this.closedAs = { status, finished, end: performance.now(), forwarded };
+    this.status = status;
+    this.finished = finished;
+    this.end = performance.now();
+    this.forwarded = forwarded;
+    this.closedSeen = true;
     this.maybeWrite();
   }
 
   private maybeWrite(): void {
-    const closed = this.closedAs;
-    if (this.written || !closed || (closed.forwarded && !this.exchanged)) return;
+    if (this.written || !this.closedSeen || (this.forwarded && !this.exchanged)) return;
     if (this.pending) {
       const pending = this.pending;
       this.pending = undefined;
@@ -132,7 +143,7 @@ export class GatewayCallLog {
       return;
     }
     this.written = true;
-    const t = this.tokens;
+    const metered = this.input >= 0;
     const headers = this.timing?.headers;
     const row: RequestLogRow = {
       time: this.time,
@@ -146,15 +157,15 @@ export class GatewayCallLog {
       upstream: this.upstream,
       // The route's model until routes name their targets' (the gateway's rewrite fills it from the route).
       upstreamModel: this.model,
-      status: closed.status,
-      errorType: errorTypeOf(closed.status, closed.finished, this.refusedAs, headers !== undefined),
-      inputTokens: t ? t.input : null,
-      outputTokens: t ? t.output : null,
-      cachedTokens: t ? t.cacheRead : null,
-      cacheWriteTokens: t ? t.cacheWrite : null,
-      reasoningTokens: t ? t.reasoning : null,
+      status: this.status,
+      errorType: errorTypeOf(this.status, this.finished, this.refusedAs, headers !== undefined),
+      inputTokens: metered ? this.input : null,
+      outputTokens: metered ? this.output : null,
+      cachedTokens: metered ? this.cacheRead : null,
+      cacheWriteTokens: metered ? this.cacheWrite : null,
+      reasoningTokens: metered ? this.reasoning : null,
       costMicros: this.costMicros,
-      latencyMs: round(closed.end - this.start),
+      latencyMs: round(this.end - this.start),
       ttfbMs: headers === undefined ? null : round(headers - this.start),
       userAgent: userAgentOf(this.req),
       clientIp: clientIpOf(this.req, this.log.trustProxy),

@@ -4,11 +4,6 @@ import type { Metrics } from '../observability/metrics';
 import type { LogSpill, SpilledBatch } from './spill';
 import type { AuditRow, LogStore, RequestBodies, RequestLogRow } from './types';
 
-interface Queued {
-  row: RequestLogRow;
-  bodies?: RequestBodies;
-}
-
 export interface WriterOptions {
   bufferRows: number;
   batchRows: number;
@@ -37,7 +32,9 @@ const MAX_RETRY_MS = 5000;
  * waiting on the store, until a write goes through again; then the spilled batches are replayed.
  */
 export class LogWriter {
-  private requests: Queued[] = [];
+  private requests: RequestLogRow[] = [];
+  /** The kept bodies of queued rows (the few calls whose mode is `full`). */
+  private readonly bodies = new Map<RequestLogRow, RequestBodies>();
   private audit: AuditRow[] = [];
   private chain: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
@@ -66,7 +63,8 @@ export class LogWriter {
       this.metrics.logsRowsDropped.inc({ table: 'requests', reason: 'overload' });
       return;
     }
-    this.requests.push(bodies ? { row, bodies } : { row });
+    this.requests.push(row);
+    if (bodies) this.bodies.set(row, bodies);
     if (this.requests.length >= this.options.batchRows) this.flushSoon();
   }
 
@@ -121,13 +119,16 @@ export class LogWriter {
       return { id, kind: 'audit', rows: this.fresh('audit', rows) };
     }
     const queued = this.requests.splice(0, this.options.batchRows);
-    const rows = this.fresh(
-      'requests',
-      queued.map((q) => q.row),
-    );
     const bodies: RequestBodies[] = [];
-    for (const q of queued) if (q.bodies) bodies.push(q.bodies);
-    return { id, kind: 'requests', rows, bodies };
+    if (this.bodies.size)
+      for (const row of queued) {
+        const kept = this.bodies.get(row);
+        if (kept) {
+          bodies.push(kept);
+          this.bodies.delete(row);
+        }
+      }
+    return { id, kind: 'requests', rows: this.fresh('requests', queued), bodies };
   }
 
   /** Drops (and counts) rows older than the retention: their day is gone, or going. */
