@@ -1,4 +1,5 @@
-import { MockVendor } from '../helpers/mock-vendor';
+import http from 'node:http';
+import { MESSAGES_STREAM, MockVendor, sse } from '../helpers/mock-vendor';
 import { startGateway, type RunningGateway } from '../helpers/gateway';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
 import { dropPrefix, redisUrl, uniquePrefix } from '../helpers/redis';
@@ -138,6 +139,52 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     const detail = await call(key, 'GET', `/api/v1/logs/${row.logId}`);
     expect(detail.status).toBe(200);
     expect(detail.json.data).toMatchObject({ requestId, costUsd: 0.018, bodies: null, requestBytes: null });
+  });
+
+  test('a stream its client left once the answer was out: one row, written after the usage that followed', async () => {
+    const { key } = await fundedKey(gw.h.services, 10);
+    const stream = sse(MESSAGES_STREAM);
+    const at = stream.indexOf('event: message_delta');
+    vendor.next((_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(stream.slice(0, at));
+      setTimeout(() => res.end(stream.slice(at)), 300);
+    });
+    await new Promise<void>((resolve, reject) => {
+      const req = http.request(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      });
+      let seen = '';
+      req.on('response', (res) =>
+        res.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          if (seen.includes('content_block_stop')) {
+            req.destroy();
+            resolve();
+          }
+        }),
+      );
+      req.on('error', () => undefined);
+      req.end('{"model":"claude-test","stream":true}');
+      setTimeout(() => reject(new Error('never saw content_block_stop')), 5000).unref();
+    });
+    // The response closed at once; its row waits for message_delta's output count (300 ms later).
+    const [row] = await until(async () => {
+      const got = await logsOf(key);
+      expect(got).toHaveLength(1);
+      return got;
+    });
+    // 25 in and 5 cache reads at 1,000, 7 out at 2,000 micro-USD per token.
+    expect(row).toMatchObject({
+      status: 200,
+      errorType: 'response_cut',
+      inputTokens: 25,
+      cachedTokens: 5,
+      outputTokens: 7,
+      costUsd: 0.044,
+    });
+    expect(row.latencyMs).toBeLessThan(300);
   });
 
   test("refusals are rows too: a key's 403 is its account's, an unknown key's 401 only the admin's", async () => {
@@ -490,6 +537,47 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
     expect(JSON.parse(audit.out).items.map((r: Json) => [r.actor, r.action, r.after])).toEqual([
       ['admin', 'logs.bodies.set', { mode: 'metadata' }],
     ]);
+  });
+
+  test("an account's metadata mode records body sizes and no text; a key's own mode wins over its account's", async () => {
+    const { key, keyId, accountId } = await fundedKey(gw.h.services, 10);
+    const other = await gw.h.services.accounts.createKey(accountId, {});
+    const put = (path: string, mode: string | null) =>
+      call(ADMIN_TOKEN, 'PUT', `/admin/v1${path}/log-bodies`, { mode });
+    expect((await put(`/accounts/${accountId}`, 'metadata')).status).toBe(200);
+    expect((await put(`/keys/${other.keyId}`, 'off')).status).toBe(200);
+    const body = JSON.stringify({
+      model: 'claude-test',
+      max_tokens: 8,
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    for (const k of [key, other.key]) {
+      const res = await fetch(`${gw.base}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': k, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body,
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    const rows = await until(async () => {
+      const got = await logsOf(key);
+      expect(got).toHaveLength(2);
+      return got;
+    });
+    const mine = rows.find((r) => r.keyId === keyId)!;
+    const theirs = rows.find((r) => r.keyId === other.keyId)!;
+    expect(mine.requestBytes).toBe(Buffer.byteLength(body));
+    expect(mine.responseBytes).toBeGreaterThan(100);
+    expect([theirs.requestBytes, theirs.responseBytes]).toEqual([null, null]);
+    expect((await call(key, 'GET', `/api/v1/logs/${mine.logId}`)).json.data.bodies).toBeNull();
+    const settings = await call(ADMIN_TOKEN, 'GET', '/admin/v1/log-bodies');
+    expect(settings.json.data.settings).toEqual(
+      expect.arrayContaining([
+        { scope: `account:${accountId}`, mode: 'metadata' },
+        { scope: `key:${other.keyId}`, mode: 'off' },
+      ]),
+    );
   });
 
   test("a key's bodies kept in full when the admin says so: redacted, and audited", async () => {
