@@ -139,7 +139,8 @@ export class GatewayCallLog {
     if (this.pending) {
       const pending = this.pending;
       this.pending = undefined;
-      void pending.finally(() => this.maybeWrite());
+      const next = () => this.maybeWrite();
+      pending.then(next, next); // a failed metering was logged where it failed; the row goes all the same
       return;
     }
     this.written = true;

@@ -37,6 +37,8 @@ export class LogWriter {
   private readonly bodies = new Map<RequestLogRow, RequestBodies>();
   private audit: AuditRow[] = [];
   private chain: Promise<void> = Promise.resolve();
+  /** The drain queued behind the running one, not started yet. */
+  private next: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   private soon = false;
   private down = false;
@@ -46,6 +48,9 @@ export class LogWriter {
   private replayDue = true;
   private closed = false;
 
+  /** Bound once: a drop under overload costs an increment. */
+  private readonly overloaded: { inc(): void };
+
   constructor(
     private readonly store: LogStore,
     private readonly spill: LogSpill | undefined,
@@ -53,6 +58,7 @@ export class LogWriter {
     private readonly metrics: Metrics,
     private readonly logger: Logger,
   ) {
+    this.overloaded = metrics.logsRowsDropped.labels('requests', 'overload');
     this.timer = setInterval(() => void this.flush(), options.flushMs);
     this.timer.unref();
   }
@@ -60,7 +66,7 @@ export class LogWriter {
   /** Queues a request row (and its kept bodies): no I/O, no promise. */
   pushRequest(row: RequestLogRow, bodies?: RequestBodies): void {
     if (this.requests.length >= this.options.bufferRows || this.closed) {
-      this.metrics.logsRowsDropped.inc({ table: 'requests', reason: 'overload' });
+      this.overloaded.inc();
       return;
     }
     this.requests.push(row);
@@ -90,14 +96,23 @@ export class LogWriter {
     return { requests: this.requests.length, audit: this.audit.length };
   }
 
-  /** Writes (or spills) everything queued so far; resolves when it is done. Never rejects. */
+  /**
+   * Writes (or spills) everything queued so far; resolves when it is done. Never rejects. One drain waits at most
+   * behind the one running (a slow database does not grow a chain of them): it takes whatever has arrived by then.
+   */
   flush(): Promise<void> {
-    this.chain = this.chain
-      .then(() => this.drain())
+    if (this.next) return this.next;
+    const next = this.chain
+      .then(() => {
+        this.next = undefined;
+        return this.drain();
+      })
       .catch((err: unknown) => {
         this.logger.error({ err }, 'log writer failed');
       });
-    return this.chain;
+    this.next = next;
+    this.chain = next;
+    return next;
   }
 
   private async drain(): Promise<void> {
