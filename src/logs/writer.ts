@@ -122,8 +122,23 @@ export class LogWriter {
     }
     this.metrics.logsQueueRows.set({ table: 'requests' }, this.requests.length);
     this.metrics.logsQueueRows.set({ table: 'audit' }, this.audit.length);
+    // Down with nothing to send (traffic stopped during the outage): a ping says when the spill can be replayed.
+    if (this.down && this.spill && Date.now() >= this.retryAt) await this.probe();
     if (this.replayDue && !this.down && this.spill) await this.replay();
     if (this.spill) this.metrics.logsSpillBytes.set(this.spill.pendingBytes);
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      await this.store.ping();
+      this.logger.warn('the log database answers again; replaying what was spilled');
+      this.down = false;
+      this.retryMs = RETRY_MS;
+      this.replayDue = true;
+    } catch {
+      this.retryAt = Date.now() + this.retryMs;
+      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    }
   }
 
   /** The next batch: audit rows first (few, and the ones that must not wait behind a flood of calls). */

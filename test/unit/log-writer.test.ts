@@ -77,7 +77,7 @@ describe('the log writer', () => {
     ).toBe(150);
   });
 
-  test('a store that fails sends batches to the spill files, and the first write that goes through replays them once', async () => {
+  test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = new MemoryLogStore({
       requestRows: 1000,
@@ -90,6 +90,7 @@ describe('the log writer', () => {
     let down = true;
     store.insertRequests = (id, rows, bodies) =>
       down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, rows, bodies);
+    store.ping = () => (down ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve());
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 1 << 20), options, metrics, quiet);
     try {
@@ -99,11 +100,11 @@ describe('the log writer', () => {
       expect(fs.readdirSync(dir)).toHaveLength(1);
       down = false;
       await new Promise((r) => setTimeout(r, 300)); // past the retry delay
-      writer.pushRequest(row(99));
+      // No new row comes (traffic stopped during the outage): the writer's next round finds the store back.
       await writer.flush();
       const page = await store.requests({}, 100);
       expect(page.rows.map((r) => r.requestId).sort()).toEqual(
-        [...Array.from({ length: 35 }, (_, i) => `r${i}`), 'r99'].sort(),
+        Array.from({ length: 35 }, (_, i) => `r${i}`).sort(),
       );
       expect(await value(metrics, 'genway_logs_rows_replayed_total', { table: 'requests' })).toBe(35);
       expect(fs.readdirSync(dir)).toEqual([]);
