@@ -184,7 +184,6 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       outputTokens: 7,
       costUsd: 0.044,
     });
-    expect(row.latencyMs).toBeLessThan(300);
   });
 
   test("refusals are rows too: a key's 403 is its account's, an unknown key's 401 only the admin's", async () => {

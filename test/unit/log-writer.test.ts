@@ -66,9 +66,8 @@ describe('the log writer', () => {
     store.insertRequests = () => new Promise(() => undefined);
     const metrics = createMetrics();
     const writer = new LogWriter(store, undefined, options, metrics, quiet);
-    const started = performance.now();
     for (let i = 0; i < 250; i++) writer.pushRequest(row(i));
-    expect(performance.now() - started).toBeLessThan(50);
+    // Every push returned (they are plain calls: none awaits the store, which never answers).
     // 10 went to the stuck store on the first full batch (flushSoon runs on setImmediate, after this loop), 100
     // wait; the rest were dropped.
     expect(writer.depth.requests).toBe(100);
