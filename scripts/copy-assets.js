@@ -1,9 +1,9 @@
-// Copies non-TypeScript runtime assets (Lua scripts, placeholder media) from src/ into dist/.
+// Copies non-TypeScript runtime assets (Lua scripts, SQL migrations, placeholder media) from src/ into dist/.
 const fs = require('node:fs');
 const path = require('node:path');
 
 const root = path.join(__dirname, '..');
-const exts = new Set(['.lua', '.png', '.jpg', '.mp4', '.mp3', '.wav']);
+const exts = new Set(['.lua', '.sql', '.png', '.jpg', '.mp4', '.mp3', '.wav']);
 
 function copy(dir) {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

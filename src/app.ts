@@ -18,6 +18,7 @@ import { closingWriteHead } from './http/server';
 import './http/locals';
 import { publicHttpsUrlProblem } from './outbound/addresses';
 import type { Services } from './services';
+import { accountLogsRouter, adminLogsRouter } from './logs/router';
 
 /** The request handler, and what answers an HTTP upgrade (the gateway's WebSocket routes). */
 export type App = RequestListener & {
@@ -56,7 +57,11 @@ export function buildApp(services: Services): App {
         urlProblem: (url) => publicHttpsUrlProblem(url, config.security.allowPrivateTargets),
         token: config.admin.token,
         bodyLimitBytes: config.server.bodyLimitBytes,
-        also: [statsRouter(services.recentStats)],
+        audit: services.logs.audit,
+        also: [
+          statsRouter(services.recentStats),
+          adminLogsRouter({ logs: services.logs, accounts, bodyLimitBytes: config.server.bodyLimitBytes }),
+        ],
       }),
     );
   }
@@ -84,13 +89,29 @@ export function buildApp(services: Services): App {
       tasks: services.tasks,
       bodyLimitBytes: config.server.bodyLimitBytes,
       tracing: services.tracing,
+      requestLog: config.logs.enabled ? services.logs.requestLog : undefined,
     }),
   );
-  api.use(balanceRouter({ ...services, bodyLimitBytes: config.server.bodyLimitBytes }));
+  api.use(
+    balanceRouter({ ...services, bodyLimitBytes: config.server.bodyLimitBytes, audit: services.logs.audit }),
+  );
   api.use(statsRouter(services.recentStats));
   api.use(modelsRouter(services));
-  api.use(batchesRouter({ batches: services.batches, maxBodyBytes: config.batches.maxBodyBytes }));
-  api.use(webhooksRouter({ secrets: services.webhookSecrets, deliveries: services.deliveries }));
+  api.use(
+    batchesRouter({
+      batches: services.batches,
+      maxBodyBytes: config.batches.maxBodyBytes,
+      requestLog: config.logs.enabled ? services.logs.requestLog : undefined,
+    }),
+  );
+  api.use(
+    webhooksRouter({
+      secrets: services.webhookSecrets,
+      deliveries: services.deliveries,
+      audit: services.logs.audit,
+    }),
+  );
+  api.use(accountLogsRouter({ logs: services.logs }));
   app.use('/api/v1', api);
 
   app.use(unknownRoute);

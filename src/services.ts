@@ -27,6 +27,7 @@ import { DeliveryEngine } from './webhooks/deliveries';
 import { notifyOnTerminal } from './webhooks/events';
 import { WebhookSecrets } from './webhooks/secrets';
 import { RecentStats } from './observability/recent-stats';
+import { createLogs, type Logs } from './logs';
 
 /** Everything the HTTP layer and the workers depend on, built once per process (the composition root). */
 export interface Services {
@@ -57,6 +58,8 @@ export interface Services {
   recentStats: RecentStats;
   /** OpenTelemetry traces; undefined (and free) unless `tracing.otlpEndpoint` is set. */
   tracing?: Tracing;
+  /** Request logs and the audit trail (PostgreSQL at logs.databaseUrl, else this process's ring). */
+  logs: Logs;
 }
 
 export interface ServiceOverrides {
@@ -165,7 +168,9 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
   accounts.onBudgetEvent(
     budgetNotifier({ accounts, deliveries, logger, defaultUrl: config.budgets.webhookUrl ?? null }),
   );
+  const logs = createLogs(config, { metrics, logger });
   const gateway = createGateway({
+    requestLog: config.logs.enabled ? logs.requestLog : undefined,
     config,
     accounts,
     store,
@@ -204,6 +209,7 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     usageReports,
     recentStats,
     tracing,
+    logs,
   };
 }
 
@@ -219,6 +225,8 @@ export async function closeServices(
   await services.gateway.close();
   await services.charges.close();
   await services.recentStats.close();
+  // The rows of the calls just ended are written (or spilled) before the process goes.
+  await services.logs.close();
   // The spans of the calls just ended go out before the process does.
   await services.tracing
     ?.shutdown()

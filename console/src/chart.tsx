@@ -76,6 +76,7 @@ export function StackedBars({
   format,
   categoryLabel = (c) => c,
   height = 220,
+  onSegment,
 }: {
   label: string;
   categories: string[];
@@ -84,6 +85,8 @@ export function StackedBars({
   format: (value: number) => string;
   categoryLabel?: (category: string) => string;
   height?: number;
+  /** A click on a segment (a mouse's shortcut: the same links are in the chart's table, for everyone). */
+  onSegment?: (category: string, seriesKey: string) => void;
 }) {
   const [ref, width] = useWidth(640);
   const totals = categories.map((_, c) =>
@@ -133,7 +136,16 @@ export function StackedBars({
                 base += v;
                 const y1 = y(base);
                 return (
-                  <rect key={s.key} x={x} y={y1} width={barW} height={Math.max(0.5, y0 - y1)} fill={s.color}>
+                  <rect
+                    key={s.key}
+                    x={x}
+                    y={y1}
+                    width={barW}
+                    height={Math.max(0.5, y0 - y1)}
+                    fill={s.color}
+                    class={onSegment ? 'chart-link' : undefined}
+                    onClick={onSegment ? () => onSegment(category, s.key) : undefined}
+                  >
                     <title>{`${categoryLabel(category)} · ${s.label}: ${format(v)}`}</title>
                   </rect>
                 );

@@ -69,6 +69,8 @@ export function useCursorPages<T>(
   path: string,
   filters: Record<string, string>,
   follow?: { ms: number; active(item: T): boolean },
+  /** The list's names for the bounds of the days `from` and `to` (the logs take `from` and `to` themselves). */
+  bounds: [string, string] = ['createdAfter', 'createdBefore'],
 ): CursorPages<T> {
   const [stack, setStack] = useState<(string | undefined)[]>([]);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
@@ -78,8 +80,8 @@ export function useCursorPages<T>(
       api<Paged<T>>(path, {
         query: {
           ...rest,
-          createdAfter: dayBound(from),
-          createdBefore: dayBound(to, true),
+          [bounds[0]]: dayBound(from),
+          [bounds[1]]: dayBound(to, true),
           limit: PAGE_SIZE,
           cursor,
         },

@@ -11,6 +11,7 @@ import { Batches, BatchDetail } from './pages/batches';
 import { Webhooks } from './pages/webhooks';
 import { Models, ModelDetail } from './pages/models';
 import { Admin, AdminAccount } from './pages/admin';
+import { Audit, LogDetail, Logs } from './pages/logs';
 import type { FunctionComponent } from 'preact';
 
 type Params = Record<string, string>;
@@ -34,6 +35,9 @@ const ROUTES: Route[] = [
   { pattern: '/webhooks', page: Webhooks, account: true },
   { pattern: '/models', page: Models, account: true },
   { pattern: '/models/:modelId', page: ModelDetail, account: true },
+  { pattern: '/logs', page: Logs, account: true },
+  { pattern: '/logs/:logId', page: LogDetail, account: true },
+  { pattern: '/audit', page: Audit, admin: true },
   { pattern: '/admin', page: Admin, admin: true },
   { pattern: '/admin/accounts/:accountId', page: AdminAccount, admin: true },
 ];
@@ -45,7 +49,9 @@ const NAV: { to: string; label: string; admin?: boolean }[] = [
   { to: '/batches', label: 'Batches' },
   { to: '/webhooks', label: 'Webhooks' },
   { to: '/models', label: 'Models' },
+  { to: '/logs', label: 'Logs' },
   { to: '/admin', label: 'Admin', admin: true },
+  { to: '/audit', label: 'Audit', admin: true },
 ];
 
 function useSession(): Session | null {

@@ -6,6 +6,8 @@ import type { Budgets } from './budgets';
 import { rotateKeyBody, selfServiceKeyBody } from './key-schemas';
 import type { AccountsService, AuthContext } from './service';
 import { usageCsv, type UsageReports } from './usage-report';
+import { auditedKey, rotationChanges, type AuditTrail } from '../logs';
+import type { AuditChange } from '../logs/audit';
 
 /** Account endpoints of the task API (mounted after authentication and rate limiting): the caller's own account. */
 export function balanceRouter({
@@ -13,13 +15,18 @@ export function balanceRouter({
   usageReports,
   budgets,
   bodyLimitBytes,
+  audit,
 }: {
   accounts: AccountsService;
   usageReports: UsageReports;
   budgets: Budgets;
   bodyLimitBytes: number;
+  /** Where key changes made here are recorded, with the key that made them as the actor (src/logs). */
+  audit?: AuditTrail;
 }): Router {
   const router = express.Router();
+  const audited = (req: express.Request, res: express.Response, change: AuditChange) =>
+    audit?.record(audit.context(req, res.locals.requestId, res.locals.auth!.keyId), change);
   const json = jsonBody(bodyLimitBytes);
   defineRoute(router, '/account', {
     get: async (_req, res) => {
@@ -59,7 +66,14 @@ export function balanceRouter({
           throw new ApiError('forbidden', "body.rateLimit: a key's rate limit is set by the admin API only");
         const body = parseOrThrow(selfServiceKeyBody, req.body ?? {}, 'body');
         const created = await accounts.createKey(auth.accountId, body);
-        res.json(ok({ ...(await accounts.describeKey(created.keyId)), key: created.key }));
+        const view = await accounts.describeKey(created.keyId);
+        audited(req, res, {
+          action: 'key.create',
+          target: `key:${created.keyId}`,
+          accountId: auth.accountId,
+          after: auditedKey(view),
+        });
+        res.json(ok({ ...view, key: created.key }));
       },
     ],
   });
@@ -70,7 +84,15 @@ export function balanceRouter({
     delete: async (req, res) => {
       const auth = mayManageKeys(res.locals.auth!);
       const key = await ownKey(accounts, auth, req.params.keyId as string);
-      res.json(ok(await accounts.revokeKey(key.keyId)));
+      const revoked = await accounts.revokeKey(key.keyId);
+      audited(req, res, {
+        action: 'key.revoke',
+        target: `key:${key.keyId}`,
+        accountId: auth.accountId,
+        before: { status: key.status, prefix: key.prefix },
+        after: { status: 'revoked', prefix: key.prefix },
+      });
+      res.json(ok(revoked));
     },
   });
   defineRoute(router, '/keys/:keyId/rotate', {
@@ -80,7 +102,9 @@ export function balanceRouter({
         const auth = mayManageKeys(res.locals.auth!);
         const body = parseOrThrow(rotateKeyBody, req.body ?? {}, 'body');
         const key = await ownKey(accounts, auth, req.params.keyId as string);
-        res.json(ok(await accounts.rotateKey(key.keyId, body.graceSeconds, body.expiresAt)));
+        const rotated = await accounts.rotateKey(key.keyId, body.graceSeconds, body.expiresAt);
+        for (const change of rotationChanges(key, rotated)) audited(req, res, change);
+        res.json(ok(rotated));
       },
     ],
   });

@@ -20,8 +20,13 @@ Environment: GENWAY_URL (default http://127.0.0.1:8080), GENWAY_ADMIN_TOKEN (req
   genway admin budgets delete account|key ID
   genway admin usage [--account ACCOUNT_ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--group-by day|model|key]
                      [--format json|csv]
+  genway admin logs [--account ACCOUNT_ID] [--key KEY_ID] [--model M] [--status 200|5xx] [--upstream U]
+                    [--from ISO] [--to ISO] [--limit N] [--cursor C] [--format json|csv|jsonl]
+  genway admin logs bodies set account|key ID --mode off|metadata|full|default
+  genway admin audit [--account ACCOUNT_ID] [--actor admin|KEY_ID] [--action key.revoke] [--target key:KEY_ID]
+                     [--from ISO] [--to ISO] [--limit N] [--cursor C] [--format json|csv|jsonl]
 
-Prints the response's data as JSON (a CSV report as CSV); on error prints the message and exits 1.
+Prints the response's data as JSON (CSV and JSON lines as they come); on error prints the message and exits 1.
 `;
 
 class UsageError extends Error {}
@@ -79,8 +84,24 @@ function toCall(args: string[]): Call {
       to: { type: 'string' },
       'group-by': { type: 'string' },
       format: { type: 'string' },
+      key: { type: 'string' },
+      model: { type: 'string' },
+      status: { type: 'string' },
+      upstream: { type: 'string' },
+      cursor: { type: 'string' },
+      actor: { type: 'string' },
+      action: { type: 'string' },
+      target: { type: 'string' },
+      mode: { type: 'string' },
     },
   });
+  /** GET `path` with the given flags as its query, in that order. */
+  const listing = (path: string, flags: [string, string | undefined][]): Call => {
+    const query = new URLSearchParams();
+    for (const [name, value] of flags) if (value !== undefined) query.set(name, value);
+    const text = query.toString();
+    return { method: 'GET', path: `${path}${text ? `?${text}` : ''}` };
+  };
   const [group, action, id, amount] = positionals;
   const need = (value: string | undefined, what: string) => {
     if (!value) throw new UsageError(`missing ${what}`);
@@ -172,6 +193,43 @@ function toCall(args: string[]): Call {
       const text = query.toString();
       return { method: 'GET', path: `/usage${text ? `?${text}` : ''}` };
     }
+    case 'logs undefined':
+      return listing('/logs', [
+        ['accountId', values.account],
+        ['keyId', values.key],
+        ['model', values.model],
+        ['status', values.status],
+        ['upstream', values.upstream],
+        ['from', values.from],
+        ['to', values.to],
+        ['limit', values.limit],
+        ['cursor', values.cursor],
+        ['format', values.format],
+      ]);
+    case 'logs bodies': {
+      // `logs bodies set account ACCOUNT_ID --mode full`
+      const [, , verb, scope, target] = positionals;
+      if (verb !== 'set') throw new UsageError('logs bodies: say set');
+      if (scope !== 'account' && scope !== 'key') throw new UsageError('logs bodies set: say account or key');
+      const mode = values.mode ?? need(undefined, '--mode');
+      return {
+        method: 'PUT',
+        path: `/${scope === 'account' ? 'accounts' : 'keys'}/${need(target, 'ID')}/log-bodies`,
+        body: { mode: mode === 'default' ? null : mode },
+      };
+    }
+    case 'audit undefined':
+      return listing('/audit', [
+        ['accountId', values.account],
+        ['actor', values.actor],
+        ['action', values.action],
+        ['target', values.target],
+        ['from', values.from],
+        ['to', values.to],
+        ['limit', values.limit],
+        ['cursor', values.cursor],
+        ['format', values.format],
+      ]);
     case 'keys revoke':
       return { method: 'DELETE', path: `/keys/${need(id, 'KEY_ID')}` };
     case 'keys usage':
@@ -216,7 +274,8 @@ export async function runAdminCli(args: string[], env = process.env): Promise<nu
     return 1;
   }
   const text = await response.text();
-  if (response.ok && response.headers.get('content-type')?.startsWith('text/csv')) {
+  const type = response.headers.get('content-type') ?? '';
+  if (response.ok && (type.startsWith('text/csv') || type.startsWith('application/x-ndjson'))) {
     process.stdout.write(text);
     return 0;
   }

@@ -12,6 +12,8 @@ import { BUDGET_PERIODS, accountScope, keyScope } from '../accounts/usage';
 import type { Budgets } from '../accounts/budgets';
 import { usageCsv, type UsageReports } from '../accounts/usage-report';
 import { createKeyBody, isoTime, rotateKeyBody } from '../accounts/key-schemas';
+import { auditedKey, rotationChanges, type AuditTrail } from '../logs';
+import type { AuditChange } from '../logs/audit';
 
 const usd = z.number().finite().nonnegative().max(1e9);
 
@@ -80,6 +82,8 @@ export interface AdminDeps {
   bodyLimitBytes: number;
   /** Extra routes behind the admin token (GET /stats). */
   also?: Router[];
+  /** Where every change made here is recorded (src/logs); absent = not recorded. */
+  audit?: AuditTrail;
 }
 
 /** Mounted under /admin/v1 only when admin.token is configured; otherwise every admin path is a 404. */
@@ -92,11 +96,15 @@ export function adminRouter({
   token,
   bodyLimitBytes,
   also = [],
+  audit,
 }: AdminDeps): Router {
   const router = express.Router();
   const json = jsonBody(bodyLimitBytes);
   router.use(requireAdminToken(token));
   for (const routes of also) router.use(routes);
+  /** One audit row for a change made by the admin token (never the token itself). */
+  const audited = (req: express.Request, res: express.Response, change: AuditChange) =>
+    audit?.record(audit.context(req, res.locals.requestId), change);
 
   const checkUrl = (url: string | null | undefined, field: string) => {
     const problem = url ? urlProblem(url) : null;
@@ -117,14 +125,32 @@ export function adminRouter({
         const body = parseOrThrow(budgetBody, req.body, 'body');
         checkUrl(body.webhookUrl, 'webhookUrl');
         const { accountId, scope } = await resolve(req.params.id as string);
+        const before = await budgets.get(accountId, scope);
         if (body.webhookUrl !== undefined)
           await accounts.updateAccount(accountId, { budgetWebhookUrl: body.webhookUrl });
-        res.json(ok(await budgets.set(accountId, scope, body)));
+        const after = await budgets.set(accountId, scope, body);
+        audited(req, res, {
+          action: 'budget.set',
+          target: `budget:${scope === 'account' ? `account:${accountId}` : scope}`,
+          accountId,
+          before: before && { ...before },
+          after: { ...after, ...(body.webhookUrl !== undefined ? { webhookUrl: body.webhookUrl } : {}) },
+        });
+        res.json(ok(after));
       },
     ],
     delete: async (req: express.Request, res: express.Response) => {
       const { accountId, scope } = await resolve(req.params.id as string);
+      const before = await budgets.get(accountId, scope);
       await budgets.remove(accountId, scope);
+      if (before)
+        audited(req, res, {
+          action: 'budget.delete',
+          target: `budget:${scope === 'account' ? `account:${accountId}` : scope}`,
+          accountId,
+          before: { ...before },
+          after: null,
+        });
       res.json(ok({ deleted: true }));
     },
   });
@@ -138,7 +164,14 @@ export function adminRouter({
       async (req, res) => {
         const body = parseOrThrow(createAccountBody, req.body, 'body');
         const { name, balanceUsd, ...settings } = body;
-        res.json(ok(await accounts.createAccount(name, balanceUsd, settings)));
+        const created = await accounts.createAccount(name, balanceUsd, settings);
+        audited(req, res, {
+          action: 'account.create',
+          target: `account:${created.accountId}`,
+          accountId: created.accountId,
+          after: { name, balanceUsd: balanceUsd ?? 0, webhookScheme: settings.webhookScheme ?? 'genway' },
+        });
+        res.json(ok(created));
       },
     ],
   });
@@ -151,7 +184,20 @@ export function adminRouter({
       async (req, res) => {
         const body = parseOrThrow(updateAccountBody, req.body, 'body');
         checkUrl(body.budgetWebhookUrl, 'budgetWebhookUrl');
-        res.json(ok(await accounts.updateAccount(req.params.accountId as string, body)));
+        const accountId = req.params.accountId as string;
+        const before: Record<string, unknown> = await accounts.describeAccount(accountId);
+        const after: Record<string, unknown> = await accounts.updateAccount(accountId, body);
+        const changed = Object.keys(body);
+        const pick = (view: Record<string, unknown>) =>
+          Object.fromEntries(changed.map((k) => [k, view[k] ?? null]));
+        audited(req, res, {
+          action: 'account.update',
+          target: `account:${accountId}`,
+          accountId,
+          before: pick(before),
+          after: pick(after),
+        });
+        res.json(ok(after));
       },
     ],
   });
@@ -160,7 +206,19 @@ export function adminRouter({
       ...json,
       async (req, res) => {
         const body = parseOrThrow(creditBody, req.body, 'body');
-        res.json(ok(await accounts.credit(req.params.accountId as string, body.amountUsd, body.reference)));
+        const accountId = req.params.accountId as string;
+        const credited = await accounts.credit(accountId, body.amountUsd, body.reference);
+        audited(req, res, {
+          action: 'credit.add',
+          target: `account:${accountId}`,
+          accountId,
+          after: {
+            amountUsd: body.amountUsd,
+            reference: body.reference ?? null,
+            balanceUsd: credited.balanceUsd,
+          },
+        });
+        res.json(ok(credited));
       },
     ],
   });
@@ -187,7 +245,15 @@ export function adminRouter({
       ...json,
       async (req, res) => {
         const body = parseOrThrow(createKeyBody, req.body ?? {}, 'body');
-        res.json(ok(await accounts.createKey(req.params.accountId as string, body)));
+        const accountId = req.params.accountId as string;
+        const created = await accounts.createKey(accountId, body);
+        audited(req, res, {
+          action: 'key.create',
+          target: `key:${created.keyId}`,
+          accountId,
+          after: auditedKey(await accounts.describeKey(created.keyId)),
+        });
+        res.json(ok(created));
       },
     ],
   });
@@ -196,7 +262,17 @@ export function adminRouter({
       res.json(ok(await accounts.describeKey(req.params.keyId as string)));
     },
     delete: async (req, res) => {
-      res.json(ok(await accounts.revokeKey(req.params.keyId as string)));
+      const keyId = req.params.keyId as string;
+      const before = await accounts.describeKey(keyId);
+      const revoked = await accounts.revokeKey(keyId);
+      audited(req, res, {
+        action: 'key.revoke',
+        target: `key:${keyId}`,
+        accountId: before.accountId,
+        before: { status: before.status, prefix: before.prefix },
+        after: { status: 'revoked', prefix: before.prefix },
+      });
+      res.json(ok(revoked));
     },
   });
   defineRoute(router, '/keys/:keyId/rotate', {
@@ -204,7 +280,11 @@ export function adminRouter({
       ...json,
       async (req, res) => {
         const body = parseOrThrow(rotateKeyBody, req.body ?? {}, 'body');
-        res.json(ok(await accounts.rotateKey(req.params.keyId as string, body.graceSeconds, body.expiresAt)));
+        const keyId = req.params.keyId as string;
+        const before = await accounts.describeKey(keyId);
+        const rotated = await accounts.rotateKey(keyId, body.graceSeconds, body.expiresAt);
+        if (audit) for (const change of rotationChanges(before, rotated)) audited(req, res, change);
+        res.json(ok(rotated));
       },
     ],
   });

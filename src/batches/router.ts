@@ -3,7 +3,11 @@ import { ok } from '../errors';
 import { defineRoute } from '../http/routes';
 import { jsonBody } from '../http/validate';
 import { keepDecimalDuration } from '../tasks/router';
-import { checkIdempotencyKey, type BatchService } from './service';
+import type { RequestLog } from '../logs';
+import { checkIdempotencyKey, type BatchService, type ItemOutcome } from './service';
+
+/** Each batch request's item rows (src/logs), from the first handler to the one that submits. */
+const itemLogs = new WeakMap<object, (item: ItemOutcome, batchId: string) => void>();
 
 /** The header is checked before the body is read: a request without it (or with a bad one) costs no upload. */
 const requireIdempotencyKey: RequestHandler = (req, _res, next) => {
@@ -15,13 +19,29 @@ const requireIdempotencyKey: RequestHandler = (req, _res, next) => {
 export function batchesRouter({
   batches,
   maxBodyBytes,
+  requestLog,
 }: {
   batches: BatchService;
   maxBodyBytes: number;
+  /** One request-log row per batch item (src/logs). */
+  requestLog?: RequestLog;
 }): Router {
   const router = express.Router();
   defineRoute(router, '/generateTask/:model/batches', {
     post: [
+      // The batch's rows are written when its response closes, whatever it answers (a whole-batch 400 too).
+      (req, res, next) => {
+        const onItem = requestLog?.batch(
+          req,
+          res,
+          res.locals.auth!,
+          req.params.model as string,
+          res.locals.requestId,
+          res.locals.route!,
+        );
+        if (onItem) itemLogs.set(res, onItem);
+        next();
+      },
       requireIdempotencyKey,
       ...jsonBody(maxBodyBytes),
       async (req, res) => {
@@ -43,6 +63,7 @@ export function batchesRouter({
           req.params.model as string,
           req.get('idempotency-key'),
           submitted,
+          itemLogs.get(res),
         );
         res.json(ok(view));
       },

@@ -14,6 +14,14 @@ import type { BatchItemRecord, BatchRecord } from './types';
 import type { BatchStore } from './store';
 
 export const MAX_BATCH_ITEMS = 50;
+
+/** What became of one item, for the request log: its task, and what it was charged. */
+export interface ItemOutcome {
+  taskId: string | null;
+  outcome: 'accepted' | 'reused' | 'rejected';
+  errorCode?: string;
+  chargeMicros: number;
+}
 /** How long a claimed Idempotency-Key answers 409 if the request that claimed it never finishes. */
 const CLAIM_TTL_MS = 60_000;
 
@@ -125,7 +133,14 @@ export function checkIdempotencyKey(key: string | undefined): string {
 export class BatchService {
   constructor(private readonly deps: BatchServiceDeps) {}
 
-  async submit(auth: AuthContext, modelId: string, idempotencyHeader: string | undefined, rawBody: unknown) {
+  /** `onItem` hears of each item processed (not of a replayed batch's): the request log's rows. */
+  async submit(
+    auth: AuthContext,
+    modelId: string,
+    idempotencyHeader: string | undefined,
+    rawBody: unknown,
+    onItem?: (item: ItemOutcome, batchId: string) => void,
+  ) {
     const idempotencyKey = checkIdempotencyKey(idempotencyHeader);
     const model = submittedModel(this.deps.catalog, modelId);
     assertModelAllowed(auth, model.id);
@@ -192,6 +207,7 @@ export class BatchService {
             link: link(item.client_item_id),
             expiresAt,
             now,
+            onItem: onItem && ((outcome: ItemOutcome) => onItem(outcome, batchId)),
           }),
         ),
       );
@@ -231,8 +247,28 @@ export class BatchService {
     clientItemId: string,
     itemKey: string,
     input: unknown,
-    at: { link: BatchLink; expiresAt: number; now: number },
+    at: { link: BatchLink; expiresAt: number; now: number; onItem?: (item: ItemOutcome) => void },
   ): Promise<BatchItemRecord> {
+    const record = await this.processItem(auth, model, ordinal, clientItemId, itemKey, input, at);
+    at.onItem?.({
+      taskId: record.taskId,
+      outcome: record.outcome,
+      errorCode: record.error?.code,
+      chargeMicros: record.chargeMicros ?? 0,
+    });
+    const { chargeMicros: _charged, ...kept } = record;
+    return kept;
+  }
+
+  private async processItem(
+    auth: AuthContext,
+    model: TaskModel,
+    ordinal: number,
+    clientItemId: string,
+    itemKey: string,
+    input: unknown,
+    at: { link: BatchLink; expiresAt: number; now: number },
+  ): Promise<BatchItemRecord & { chargeMicros?: number }> {
     const base = { ordinal, clientItemId };
     const existing = await this.deps.store.findItemKey(auth.accountId, itemKey, at.now);
     if (existing) return { ...base, taskId: existing, outcome: 'reused' };
@@ -269,7 +305,7 @@ export class BatchService {
       }
       throw err;
     }
-    return { ...base, taskId, outcome: 'accepted' };
+    return { ...base, taskId, outcome: 'accepted', chargeMicros: prepared.chargeMicros };
   }
 
   private async view(batch: BatchRecord, replayed: boolean): Promise<BatchView> {

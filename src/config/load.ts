@@ -91,10 +91,14 @@ function fromEnv(env: Env): Plain {
     ['REDIS_CLUSTER_NODES', ['store', 'clusterNodes'], list],
     ['GENWAY_STORE_PREFIX', ['store', 'prefix'], String],
     ['GENWAY_ADMIN_TOKEN', ['admin', 'token'], String],
+    // The common name, and Genway's own for a process whose DATABASE_URL means something else (it wins).
+    ['DATABASE_URL', ['logs', 'databaseUrl'], String],
+    ['GENWAY_DATABASE_URL', ['logs', 'databaseUrl'], String],
     ['GENWAY_SECRETS_KEY', ['security', 'secretsKey'], String],
     ['LOG_LEVEL', ['log', 'level'], String],
     ['GENWAY_CONSOLE_DIR', ['console', 'dir'], String],
     ['GENWAY_CONSOLE_ENABLED', ['console', 'enabled'], (v) => !/^(0|false|no|off)$/i.test(v)],
+    ['GENWAY_LOGS_ENABLED', ['logs', 'enabled'], (v) => !/^(0|false|no|off)$/i.test(v)],
     // OpenTelemetry's own names: the base endpoint gets the traces path, the per-signal one is used as is (and wins).
     [
       'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -122,10 +126,10 @@ function fromEnv(env: Env): Plain {
 }
 
 /**
- * Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis URLs, service
- * accounts; and whole entries of `gateway.upstreams` (an upstream's object holds its credentials).
+ * Config keys whose values may be credentials: tokens, secrets, keys, passwords, header lists, Redis and database URLs,
+ * service accounts; and whole entries of `gateway.upstreams` (an upstream's object holds its credentials).
  */
-const SECRET_KEY = /token|secret|key|password|headers|redis|credential/i;
+const SECRET_KEY = /token|secret|key|password|headers|redis|database|credential/i;
 const secretHolder = (key: string, got: unknown) =>
   typeof got === 'object' && got !== null && key.startsWith('gateway.upstreams');
 

@@ -216,6 +216,46 @@ export const configSchema = z.strictObject({
     /** Finished spans wait at most this long to go out in one batch. */
     exportDelayMs: ms.positive(),
   }),
+  /**
+   * Request logs (src/logs): one row per gateway call and task submission. With `databaseUrl` (DATABASE_URL) they go
+   * to PostgreSQL; without it each process keeps a bounded ring (`memoryRows`).
+   */
+  logs: z.strictObject({
+    /** false: no request-log rows at all (the audit trail stays). */
+    enabled: z.boolean(),
+    /** PostgreSQL (`postgres://user:pass@host:5432/db`); unset = the in-process ring. */
+    databaseUrl: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+    /** Daily partitions older than this are dropped whole. */
+    retentionDays: z.number().int().positive().max(3650),
+    /** Rows each process keeps without a database (oldest dropped first). */
+    memoryRows: z.number().int().positive(),
+    /** Rows waiting for the writer, per process; past it new rows are dropped and counted (never a failed call). */
+    bufferRows: z.number().int().positive(),
+    /** Rows per insert, and how often the writer sends what is waiting. */
+    batchRows: z.number().int().positive().max(10_000),
+    flushMs: ms.positive(),
+    /** While the database cannot take rows, they are spilled here and replayed when it answers again. */
+    spillDir: z.string().min(1),
+    /** Spill files of one process past this are not written: rows are then dropped and counted. */
+    spillMaxBytes: z.number().int().positive(),
+    /** Request and response bodies: `off` (no text of a call anywhere), `metadata` (sizes and types), `full`. */
+    bodies: z.enum(['off', 'metadata', 'full'], { error: 'must be one of off, metadata, full' }),
+    /** Kept bodies are dropped after this many days (shorter than the rows). */
+    bodyRetentionDays: z.number().int().positive().max(3650),
+    /** Each body is kept up to this many bytes (its size is recorded whole). */
+    bodyMaxBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(1 << 20),
+    /** Redaction before a body is stored: each pattern's matches become `[redacted]` (emails and keys built in). */
+    redact: z.array(z.string().min(1)),
+  }),
+  /** The audit trail of control-plane changes: the same store as the request logs. */
+  audit: z.strictObject({
+    retentionDays: z.number().int().positive().max(36500),
+    memoryRows: z.number().int().positive(),
+  }),
   /** The task-model catalog (shape owned by src/catalog/config.ts). */
   models: z.array(modelEntrySchema).min(1),
 });
@@ -231,6 +271,24 @@ export const checkedConfigSchema = configSchema
       });
     }
     checkRoutes(config.gateway, ctx);
+    config.logs.redact.forEach((pattern, i) => {
+      try {
+        new RegExp(pattern, 'g');
+      } catch (err) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['logs', 'redact', i],
+          message: `not a regular expression: ${(err as Error).message}`,
+        });
+      }
+    });
+    if (config.logs.bodyRetentionDays > config.logs.retentionDays) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['logs', 'bodyRetentionDays'],
+        message: 'must not exceed logs.retentionDays (bodies belong to their rows)',
+      });
+    }
     if (config.store.redisUrl && !config.security.secretsKey) {
       ctx.addIssue({
         code: 'custom',

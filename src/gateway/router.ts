@@ -57,6 +57,7 @@ import {
 } from './vendor';
 import { INBOUND } from './vendors';
 import { proxyWebSocket } from './websocket';
+import type { GatewayCallLog, RequestLog } from '../logs'; // [logs]
 
 export interface GatewayDeps {
   config: Config;
@@ -82,6 +83,8 @@ export interface GatewayDeps {
   charges: GatewayCharges;
   /** Dates the metered usage (the system's clock when absent). */
   clock?: Clock;
+  /** [logs] One request-log row per call (src/logs); absent = no rows, no per-call work. */
+  requestLog?: RequestLog;
 }
 
 export interface Gateway {
@@ -514,6 +517,8 @@ interface Call {
   forwarding?: { close(): void };
   /** The call's trace span, only while tracing is on. */
   span?: GatewaySpan;
+  /** [logs] The call's request-log row, only while request logs are on. */
+  log?: GatewayCallLog;
 }
 
 /**
@@ -534,6 +539,7 @@ export function createGateway({
   balanceGuard,
   charges,
   clock,
+  requestLog, // [logs]
 }: GatewayDeps): Gateway {
   const gateway = config.gateway;
   const every = bindUpstreams(gateway, { metrics, logger, health: store.vendorKeyHealth });
@@ -685,7 +691,7 @@ export function createGateway({
       meter.add(upstream.name, auth, modelLabel(requestModel ?? r.model), r.usage, r.requests);
   }
 
-  /** Meters one call's readings and puts their price on its tab. */
+  /** Meters one call's readings and puts their price on its tab; returns the price (micro-USD). */
   function account(
     upstream: Upstream,
     auth: AuthContext,
@@ -693,13 +699,14 @@ export function createGateway({
     readings: UsageReading[],
     /** Whose rules price it (tool calls, service tiers): the upstream's format's, for a routed call. */
     pricing: VendorDefinition = upstream.def,
-  ): void {
+  ): number {
     meterAll(upstream, auth, requestModel, readings);
     const micros = priceOf(pricing, requestModel, readings);
     // The tokens are spent: the price goes on the key and model's tab (the ledger then takes it, or what is left of
     // the balance; the next call is refused once the balance is owed).
     if (micros > 0)
       charges.add(auth.accountId, auth.keyId, modelLabel(requestModel ?? readings[0]?.model), micros);
+    return micros; // [logs]
   }
 
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
@@ -739,6 +746,7 @@ export function createGateway({
       // A response closes once: `on` spares the wrapper and the removal `once` makes per request.
       call.forwarding?.close();
       call.span?.end(res.statusCode, res.writableFinished);
+      call.log?.closed(res.statusCode, res.writableFinished, call.forwarding !== undefined); // [logs]
       const { requestId, start, route } = call;
       observeRequest(route, req.method!, res.statusCode, start);
       logRequest(
@@ -763,6 +771,7 @@ export function createGateway({
   function refuse(req: IncomingMessage, res: ServerResponse, call: Call, err: unknown): void {
     const apiError = err instanceof ApiError ? err : unexpectedError(err);
     call.span?.refused(apiError.code);
+    call.log?.refused(apiError.code); // [logs]
     logServerError(logger, apiError, err, { requestId: call.requestId, route: call.route });
     if (res.headersSent) {
       res.destroy();
@@ -836,6 +845,7 @@ export function createGateway({
       keyMemoOf(req.socket),
     );
     const auth = admitted instanceof Promise ? await admitted : admitted;
+    call.log?.admitted(auth); // [logs]
     // Over a hard budget, every route is refused: a call's price is known only once it has run.
     const budgetRead = budgetGuard?.check(auth);
     if (budgetRead) await budgetRead;
@@ -931,6 +941,7 @@ export function createGateway({
     }
     const model = spec?.model === 'batch' ? undefined : models[0];
     call.span?.request(auth, model);
+    call.log?.request(auth, model, body, res); // [logs]
     // A batch whose models are inside an uploaded file (OpenAI's) may run any priced model: it needs a balance too.
     if (priced || (spec?.model === 'hidden' && prices.size > 0)) {
       const balanceRead = balanceGuard.check(auth.accountId);
@@ -1030,8 +1041,13 @@ export function createGateway({
       const record = (readings: UsageReading[]) => {
         if (!readings.length) return;
         call.span?.usage(readings);
-        if (billOnce) accountOnce(upstream, auth, readings, billOnce, owner).catch(failed);
-        else account(upstream, auth, model, readings);
+        if (billOnce) {
+          accountOnce(upstream, auth, readings, billOnce, owner).catch(failed);
+          call.log?.usage(readings, 0); // [logs] batch results: charged once, under the batch's reference
+        } else {
+          const micros = account(upstream, auth, model, readings);
+          call.log?.usage(readings, micros); // [logs]
+        }
       };
       // The charge is in the journal (Redis mode) before the response ends: what `written()` returns settles then.
       try {
@@ -1091,7 +1107,8 @@ export function createGateway({
         observe(upstream, exchange);
         call.span?.upstream(exchange);
         // What was seen so far when the client left early (a batch's results are billed only when whole).
-        if (!recorded && !(billOnce && !exchange.complete)) void recordUsage();
+        const recording = !recorded && !(billOnce && !exchange.complete) ? recordUsage() : undefined; // [logs]
+        call.log?.exchange(exchange, recording); // [logs]
       },
     });
   }
@@ -1218,7 +1235,8 @@ export function createGateway({
       const record = (readings: UsageReading[]) => {
         if (!readings.length) return;
         call.span?.usage(readings);
-        account(served.upstream, auth, model, readings, VENDOR_OF_FORMAT[served.format]);
+        const micros = account(served.upstream, auth, model, readings, VENDOR_OF_FORMAT[served.format]);
+        call.log?.usage(readings, micros);
       };
       try {
         const readings = t.finish();
@@ -1263,13 +1281,14 @@ export function createGateway({
           served = target as RoutedCallTarget;
           call.upstream = served.upstream;
           call.span?.routed(served.upstream, served.model);
+          call.log?.routed(served.upstream.name, served.model);
         },
       },
       beforeEnd: () => recordUsage(),
       onClose: (exchange) => {
         observe(served.upstream, exchange);
         call.span?.upstream(exchange);
-        if (!recorded) void recordUsage();
+        call.log?.exchange(exchange, recorded ? undefined : recordUsage());
       },
     });
   }
@@ -1322,6 +1341,9 @@ export function createGateway({
           origin: call.upstream?.origin,
         });
       }
+      // [logs] The call's row (src/logs): written once the call is over.
+      if (requestLog)
+        call.log = requestLog.gatewayCall(req, call.requestId, start, call.route, r.resolution.vendor.name);
       finish(req, res, call);
       handle(req, res, call, r).catch((err: unknown) => refuse(req, res, call, err));
     },
@@ -1334,6 +1356,7 @@ export function createGateway({
       }
       const upstream = upstreams[inbound.name as VendorName];
       const wsKey = upstream.nextKey();
+      const requestId = requestIdOf(req); // [logs] also the id of each turn's row
       proxyWebSocket({
         req,
         socket,
@@ -1371,11 +1394,23 @@ export function createGateway({
           void rememberObjects(upstream.name, [{ id: responseId, owner }]);
         },
         key: wsKey,
-        requestId: requestIdOf(req),
+        requestId, // [logs]
         idleTimeoutMs: gateway.idleTimeoutMs,
         connectTimeoutMs: gateway.connectTimeoutMs,
         logger,
-        onUsage: (auth, model, readings) => account(upstream, auth, model, readings),
+        onUsage: (auth, model, readings) => {
+          const micros = account(upstream, auth, model, readings);
+          requestLog?.webSocketTurn(
+            req,
+            requestId,
+            auth,
+            model,
+            readings,
+            micros,
+            routeLabel(r),
+            upstream.name,
+          ); // [logs]
+        },
       });
     },
     flushUsage: () => Promise.all([meter.flush(), charges.settle()]).then(() => undefined),

@@ -94,6 +94,41 @@ export function createMetrics() {
       labelNames: ['vendor', 'model', 'type'] as const,
       registers: [registry],
     }),
+    logsRowsWritten: new Counter({
+      name: 'genway_logs_rows_written_total',
+      help: 'Request log and audit rows the log store took, by table (requests, audit)',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    logsRowsDropped: new Counter({
+      name: 'genway_logs_rows_dropped_total',
+      help: 'Request log and audit rows lost, by table and reason (overload: the writer queue was full; spill_full: the database was away and the spill files reached logs.spillMaxBytes; expired: older than the retention; refused: a batch the database refused as invalid)',
+      labelNames: ['table', 'reason'] as const,
+      registers: [registry],
+    }),
+    logsRowsSpilled: new Counter({
+      name: 'genway_logs_rows_spilled_total',
+      help: 'Rows written to the local spill files while the log database could not take them, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    logsRowsReplayed: new Counter({
+      name: 'genway_logs_rows_replayed_total',
+      help: 'Spilled rows replayed into the log database once it answered again, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    logsQueueRows: new Gauge({
+      name: 'genway_logs_queue_rows',
+      help: 'Rows waiting in this process for the log writer, by table',
+      labelNames: ['table'] as const,
+      registers: [registry],
+    }),
+    logsSpillBytes: new Gauge({
+      name: 'genway_logs_spill_bytes',
+      help: "Bytes of this process's spill files not yet replayed into the log database",
+      registers: [registry],
+    }),
   };
 }
 

@@ -6,6 +6,7 @@ import { integralDecimalAt, jsonBody } from '../http/validate';
 import type { Request, Response } from 'express';
 import { ApiError } from '../errors';
 import type { Tracing } from '../observability/tracing';
+import type { RequestLog } from '../logs';
 import { MAX_WAIT_SECONDS, type TaskService } from './service';
 import { statusRecord } from './views';
 
@@ -63,10 +64,13 @@ export function tasksRouter({
   tasks,
   bodyLimitBytes,
   tracing,
+  requestLog,
 }: {
   tasks: TaskService;
   bodyLimitBytes: number;
   tracing?: Tracing;
+  /** One request-log row per submission (src/logs). */
+  requestLog?: RequestLog;
 }): Router {
   const router = express.Router();
   defineRoute(router, '/generateTask/:model', {
@@ -79,6 +83,8 @@ export function tasksRouter({
             ? { ...body, input: keepDecimalDuration(body.input, req, ['input']) }
             : body;
         const auth = res.locals.auth!;
+        const model = req.params.model as string;
+        const logged = requestLog?.submission(req, res, auth, model, res.locals.requestId, res.locals.route!);
         const span = tracing?.taskSubmit(req, res, {
           model: req.params.model as string,
           requestId: res.locals.requestId,
@@ -88,6 +94,7 @@ export function tasksRouter({
         const waitMs = preferredWaitMs(req, res);
         const created = await tasks.submit(auth, req.params.model as string, submitted);
         span?.done(created.taskId, created.prepared.chargeMicros);
+        logged?.accepted(created.taskId, created.prepared.chargeMicros, created.route?.id);
         if (!waitMs) return void res.json(ok({ taskId: created.taskId }));
         // Held: the same answer, plus the task's state once it is terminal or the wait is over.
         const task = await tasks.settled(created, waitMs, clientGone(res));

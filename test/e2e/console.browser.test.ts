@@ -7,6 +7,7 @@ import { startReceiver } from '../helpers/receiver';
 import { ADMIN_TOKEN, fundedKey } from '../helpers/services';
 import { dropPrefix, storeModes, uniquePrefix } from '../helpers/redis';
 import { eventually } from '../helpers/eventually';
+import { createTestDatabase, postgresAvailable, type TestDatabase } from '../helpers/postgres';
 import {
   axeViolations,
   describeBrowser,
@@ -40,18 +41,25 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
   let browser: Browser;
   let prefix: string;
   let owner: { accountId: string; key: string; keyId: string };
+  // Request logs: the process's ring embedded, PostgreSQL in Redis mode.
+  let db: TestDatabase | undefined;
   const problems: string[] = [];
 
   beforeAll(async () => {
     vendor = await new MockVendor().start();
     receiver = await startReceiver();
     prefix = uniquePrefix('console-ui');
+    db = redis && postgresAvailable ? await createTestDatabase('console') : undefined;
     gw = await startGateway(vendor.url, {
       redis,
       prefix,
       workers: true,
       gateway: { prices: PRICES },
-      overlay: { sandbox: { delayMs: 300 }, security: { allowPrivateTargets: true } },
+      overlay: {
+        sandbox: { delayMs: 300 },
+        security: { allowPrivateTargets: true },
+        logs: { flushMs: 50, ...(db ? { databaseUrl: db.url } : {}) },
+      },
     });
     owner = await fundedKey(gw.h.services, 50);
     browser = await launchChromium();
@@ -62,6 +70,7 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
     await receiver?.close();
     await vendor?.stop();
     if (redis) await dropPrefix(prefix);
+    await db?.drop();
   });
   afterEach(() => {
     expect(problems.splice(0)).toEqual([]);
@@ -235,6 +244,65 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
     await page.close();
   });
 
+  test("the request log: a call's row and its detail, a task's link to its row, the admin's audit trail", async () => {
+    const { key, keyId, accountId } = await fundedKey(gw.h.services, 5);
+    const res = await fetch(`${gw.base}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 8, messages: [] }),
+    });
+    expect(res.status).toBe(200);
+    const requestId = res.headers.get('genway-request-id')!;
+    const task = await api(key, 'POST', '/api/v1/generateTask/basic-image', { input: { prompt: 'a lamp' } });
+    const taskId = task.json.data.taskId as string;
+    const page = await newPage();
+    await signIn(page, gw.base, key);
+    await page.getByRole('link', { name: 'Logs' }).click();
+    const table = page.getByRole('region', { name: 'Request log' });
+    await eventually(async () => {
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      expect(await table.getByRole('row').count()).toBe(3); // the heading and two calls
+    });
+    // Filter to the gateway call, open it: its numbers as the API has them.
+    await page.getByLabel('Surface', { exact: true }).selectOption('gateway');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/[?&]surface=gateway/);
+    await eventually(async () => expect(await table.getByRole('row').count()).toBe(2));
+    const row = table.getByRole('row').nth(1);
+    expect(await row.textContent()).toContain('claude-test');
+    expect(await row.textContent()).toContain('12 / 3');
+    expect(await row.textContent()).toContain('$0.018');
+    await row.getByRole('link').click();
+    await page.getByRole('heading', { name: 'Call', level: 1 }).waitFor();
+    await page.getByText(requestId).waitFor();
+    expect(await page.getByRole('main').textContent()).toContain(keyId);
+    // A task's page links to its row.
+    await page.goto(`${gw.base}/console/tasks/${taskId}`);
+    await page.getByRole('link', { name: 'Request log' }).click();
+    await page.waitForURL(new RegExp(`taskId=${taskId}`));
+    await eventually(async () => expect(await table.getByRole('row').count()).toBe(2));
+    expect(await table.getByRole('row').nth(1).textContent()).toContain('$0.03');
+    await page.close();
+
+    // The admin's audit trail shows the credit it adds here, filtered to this account.
+    const admin = await newPage();
+    await signIn(admin, gw.base, ADMIN_TOKEN);
+    expect(
+      (await api(ADMIN_TOKEN, 'POST', `/admin/v1/accounts/${accountId}/credits`, { amountUsd: 1 })).status,
+    ).toBe(200);
+    await admin.getByRole('link', { name: 'Audit' }).click();
+    await admin.getByLabel('Account id', { exact: true }).fill(accountId);
+    await admin.getByRole('button', { name: 'Apply filters' }).click();
+    const trail = admin.getByRole('region', { name: 'Audit trail' });
+    await eventually(async () => {
+      await admin.getByRole('button', { name: 'Refresh' }).click();
+      const text = await trail.textContent();
+      expect(text).toContain('credit.add');
+      expect(text).toContain('amountUsd: 1');
+    });
+    await admin.close();
+  });
+
   test('every page at 1280x800 and 390x844: no serious axe violation, no sideways scroll', async () => {
     // Something on every page: gateway calls, a finished task, a batch, a delivery.
     for (let i = 0; i < 3; i++) {
@@ -264,6 +332,22 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
     const taskId = task.json.data.taskId as string;
     await eventually(async () => expect(receiver.received.length).toBeGreaterThan(0), 20_000);
     const { accountId } = owner;
+    // Changes through the admin API, for the audit trail's page.
+    const admin = (method: string, path: string, body: unknown) =>
+      api(ADMIN_TOKEN, method, `/admin/v1${path}`, body);
+    expect(
+      (await admin('POST', `/accounts/${accountId}/credits`, { amountUsd: 5, reference: 'inv-9' })).status,
+    ).toBe(200);
+    expect(
+      (await admin('PUT', `/accounts/${accountId}/budget`, { period: 'month', limitUsd: 40 })).status,
+    ).toBe(200);
+    expect(
+      (await admin('POST', `/accounts/${accountId}/keys`, { name: 'deploy', models: ['claude-test'] }))
+        .status,
+    ).toBe(200);
+    await gw.h.services.logs.flush();
+    const logged = await api(owner.key, 'GET', '/api/v1/logs?limit=1');
+    const logId = logged.json.data.items[0].logId as string;
     const pages: [string, string, string][] = [
       [owner.key, '/', 'overview'],
       [owner.key, '/keys', 'keys'],
@@ -274,8 +358,11 @@ describeBrowser.each(storeModes)('the console in Chromium (%s)', (mode, redis) =
       [owner.key, '/webhooks', 'webhooks'],
       [owner.key, '/models', 'models'],
       [owner.key, '/models/basic-image', 'model'],
+      [owner.key, '/logs', 'logs'],
+      [owner.key, `/logs/${encodeURIComponent(logId)}`, 'log'],
       [ADMIN_TOKEN, '/admin', 'admin'],
       [ADMIN_TOKEN, `/admin/accounts/${accountId}`, 'admin-account'],
+      [ADMIN_TOKEN, '/audit', 'audit'],
     ];
     const failures: string[] = [];
     for (const [name, viewport] of Object.entries(VIEWPORTS)) {

@@ -142,6 +142,9 @@ export function TaskDetail({ params }: { params: Record<string, string> }) {
             Cancel task
           </button>
         ) : null}
+        <Link class="button secondary" to={`/logs?taskId=${encodeURIComponent(taskId)}`}>
+          Request log
+        </Link>
         <Link class="button secondary" to="/tasks">
           All tasks
         </Link>

@@ -4,6 +4,7 @@ import { PALETTE, StackedBars, type Series } from '../../chart';
 import {
   Card,
   Empty,
+  Link,
   ErrorNotice,
   Loading,
   numeric,
@@ -14,6 +15,7 @@ import {
 } from '../../components';
 import { count, usd } from '../../format';
 import { useLoad } from '../../hooks';
+import { navigate } from '../../router';
 import { lastDays, tokensOf, type UsageReport, type UsageRow } from './data';
 
 type Measure = 'spend' | 'tokens' | 'requests';
@@ -83,6 +85,16 @@ export function UsageChart({ path, scope }: { path: string; scope: string }) {
   const effectiveSource = measure === 'tokens' ? 'all' : source;
   const format = measure === 'spend' ? usd : count;
   const data = report.data ? pivot(report.data.rows, days, measure, effectiveSource) : undefined;
+  /** The request log of one model's calls on one day (none for "Other models"). */
+  const callsOf = (day: string, model: string): string | undefined =>
+    model.startsWith('\u0000')
+      ? undefined
+      : `/logs?${new URLSearchParams({
+          model,
+          ...(effectiveSource === 'all' ? {} : { surface: effectiveSource }),
+          from: day,
+          to: day,
+        }).toString()}`;
   const what = measure === 'spend' ? 'Spend' : MEASURES[measure];
   const sourceText =
     measure === 'tokens' ? '' : effectiveSource === 'all' ? '' : `, ${SOURCES[effectiveSource]} only`;
@@ -150,6 +162,10 @@ export function UsageChart({ path, scope }: { path: string; scope: string }) {
                 values={data.values}
                 format={format}
                 categoryLabel={dayLabel}
+                onSegment={(day, model) => {
+                  const to = callsOf(day, model);
+                  if (to) navigate(to);
+                }}
               />
               <details class="chart-data">
                 <summary>Show the numbers as a table</summary>
@@ -166,7 +182,13 @@ export function UsageChart({ path, scope }: { path: string; scope: string }) {
                         <th scope="row">{day}</th>
                         {data.series.map((s, i) => (
                           <td class="num" key={s.key}>
-                            {format(data.values[i][c])}
+                            {callsOf(day, s.key) && data.values[i][c] > 0 ? (
+                              <Link to={callsOf(day, s.key)!} aria-label={`${s.label} on ${day}: its calls`}>
+                                {format(data.values[i][c])}
+                              </Link>
+                            ) : (
+                              format(data.values[i][c])
+                            )}
                           </td>
                         ))}
                         <td class="num">{format(data.dayTotals[c])}</td>

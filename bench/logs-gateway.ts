@@ -1,0 +1,113 @@
+/**
+ * npm run bench:logs:gateway — the gateway with request logs written to PostgreSQL against the same build with
+ * request logs off (GENWAY_LOGS_ENABLED=false), and with the in-process ring (no database), beside the bare node:http
+ * pipe, in front of the same vendor stand-in, in one run: the cost of a row per call. The proxies are pinned to CPU 1
+ * and take their closed-loop slices in turns (bench/proxies.ts), as bench:gateway does. The database is a PostgreSQL
+ * of the run's own pinned to CPU 0 with the vendor and the load generator (what is measured is Genway's share, as
+ * with the vendor stand-in), or a database created on BENCH_DATABASE_URL's server and dropped at the end.
+ * Bounded: ROUNDS x routes x 4 x SECONDS.
+ */
+import { Client } from 'pg';
+import { benchKey, machineNote, median, startServer, type Server } from './lib';
+import { pin, startScript, throughputs, type Target } from './proxies';
+import { HOT_ROUTES } from './upstream-data';
+import { ownServer } from './pg-server';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SLICES = Number(process.env.BENCH_SLICES ?? 5);
+const VENDOR_KEY = 'sk-bench-vendor';
+
+async function main(): Promise<void> {
+  const machine = machineNote();
+  pin(process.pid, 0);
+  const upstream = await startScript('upstream');
+  pin(upstream.child.pid!, 0);
+  const bare = await startScript('bare-proxy', [String(upstream.port)]);
+  // A database server of the run's own, on CPU 0 with the vendor and the load: what is measured is Genway's share.
+  const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer(0);
+  const SERVER = process.env.BENCH_DATABASE_URL ?? own!.url;
+  const dbName = `genway_bench_gateway_logs_${Date.now()}`;
+  const admin = new Client({ connectionString: SERVER });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${dbName}`;
+  const env = {
+    GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`,
+    ANTHROPIC_API_KEY: VENDOR_KEY,
+    GENWAY_OPENAI_BASE_URL: `http://127.0.0.1:${upstream.port}`,
+    OPENAI_API_KEY: VENDOR_KEY,
+  };
+  const servers: Server[] = [];
+  try {
+    servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
+    servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url.toString() }));
+    servers.push(await startServer(['serve'], env));
+    const [off, postgres, ring] = servers;
+    const genway = async (name: string, server: Server): Promise<Target> => {
+      const key = await benchKey(server.base);
+      return { name, base: server.base, pid: server.child.pid, headers: { 'x-api-key': key } };
+    };
+    const targets: Target[] = [
+      {
+        name: 'bare',
+        base: `http://127.0.0.1:${bare.port}`,
+        pid: bare.child.pid,
+        headers: { 'x-api-key': 'gwk' },
+      },
+      await genway('off', off),
+      await genway('postgres', postgres),
+      await genway('ring', ring),
+    ];
+    for (const t of targets) pin(t.pid!, 1);
+    for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured
+    const ratios: Record<string, { pgVsOff: number[]; ringVsOff: number[]; offVsBare: number[] }> = {};
+    const cpu: Record<string, number[][]> = {};
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const route of HOT_ROUTES) {
+        const [b, o, p, r] = await throughputs(targets, route, SECONDS, SLICES);
+        const x = (ratios[route.path] ??= { pgVsOff: [], ringVsOff: [], offVsBare: [] });
+        x.pgVsOff.push(p.rps / o.rps);
+        x.ringVsOff.push(r.rps / o.rps);
+        x.offVsBare.push(o.rps / b.rps);
+        (cpu[route.path] ??= [[], [], [], []]).forEach((list, i) => list.push([b, o, p, r][i].cpuUsPerReq));
+        process.stderr.write(
+          `round ${round} ${route.path}: bare ${b.rps.toFixed(0)}, off ${o.rps.toFixed(0)}, postgres ${p.rps.toFixed(0)}, ring ${r.rps.toFixed(0)} req/s\n`,
+        );
+      }
+    }
+    const counted = new Client({ connectionString: url.toString() });
+    await counted.connect();
+    const written = Number((await counted.query('SELECT count(*) AS n FROM request_logs')).rows[0].n);
+    await counted.end();
+    const f = (v: number[]) => `${median(v).toFixed(3)}x`;
+    const table = HOT_ROUTES.map((route) => {
+      const x = ratios[route.path];
+      const [b, o, p, r] = cpu[route.path].map((list) => median(list).toFixed(0));
+      return `| ${route.path} | ${f(x.pgVsOff)} (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')}) | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} |`;
+    });
+    process.stdout.write(
+      [
+        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0. ${written.toLocaleString('en')} rows written to PostgreSQL in the run. ${machine}`,
+        '',
+        '| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring |',
+        '| - | - | - | - | - |',
+        ...table,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    own?.stop();
+    upstream.child.kill();
+    bare.child.kill();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+import fs from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import type { Pool } from 'pg';
+
+/**
+ * The one place Genway reads files of its own at run time for the log store: the versioned migrations, SQL files
+ * `NNN_name.sql` in ./migrations beside this module (scripts/copy-assets.js copies them into dist/).
+ */
+export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file.slice(4, -4),
+      sql: fs.readFileSync(path.join(dir, file), 'utf8'),
+    }));
+}
+
+/** The advisory lock every replica takes to migrate: the first one migrates, the others wait and find it done. */
+const MIGRATION_LOCK = 0x67776c01;
+
+/**
+ * Applies the migrations not yet applied, in order, in one transaction under an advisory lock: two replicas
+ * starting at once migrate once (the second waits for the first, then finds every version recorded).
+ * Returns the versions this call applied.
+ */
+export async function migrate(pool: Pool, migrations = readMigrations()): Promise<number[]> {
+  const client = await pool.connect();
+  const applied: number[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await client.query(`CREATE TABLE IF NOT EXISTS genway_schema_migrations (
+      version integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now(),
+      applied_by text NOT NULL
+    )`);
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM genway_schema_migrations');
+    const done = new Set(rows.map((r) => r.version));
+    for (const m of migrations) {
+      if (done.has(m.version)) continue;
+      await client.query(m.sql);
+      await client.query(
+        'INSERT INTO genway_schema_migrations (version, name, applied_by) VALUES ($1, $2, $3)',
+        [m.version, m.name, `${hostname()}:${process.pid}`],
+      );
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    return applied;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,470 @@
+import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import type { Logger } from '../../observability/logger';
+import type { BodyMode } from '../bodies';
+import { logIdOf, positionOfId } from '../memory';
+import type {
+  AuditFilter,
+  AuditRow,
+  LogStore,
+  PageOf,
+  Position,
+  RequestBodies,
+  RequestLogFilter,
+  RequestLogRow,
+  StoredAuditRow,
+  StoredRequestLog,
+} from '../types';
+import { migrate } from './migrations';
+
+const DAY_MS = 86_400_000;
+/** The tables partitioned by day, and which retention drops their days. */
+const PARTITIONED = [
+  { table: 'request_logs', retention: 'requests' },
+  { table: 'request_log_bodies', retention: 'bodies' },
+  { table: 'audit_log', retention: 'audit' },
+] as const;
+/** Partition maintenance is one process at a time (concurrent CREATE ... PARTITION OF can collide). */
+const PARTITION_LOCK = 0x67776c02;
+
+export interface PostgresRetention {
+  requestDays: number;
+  bodyDays: number;
+  auditDays: number;
+}
+
+const dayOf = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
+const stamp = (day: number) => new Date(day).toISOString().slice(0, 10);
+const partitionName = (table: string, day: number) => `${table}_p${stamp(day).replace(/-/g, '')}`;
+
+/** Whether an error says a row's day has no partition (23514, "no partition of relation ... found for row"). */
+function noPartition(err: unknown): boolean {
+  return (err as { code?: string }).code === '23514' && /no partition/i.test((err as Error).message);
+}
+
+/** The batch was taken before (its id is in log_batches): a replay of a batch whose reply was lost. */
+function duplicateBatch(err: unknown): boolean {
+  return (
+    (err as { code?: string }).code === '23505' &&
+    (err as { constraint?: string }).constraint === 'log_batches_pkey'
+  );
+}
+
+const REQUEST_COLUMNS = `time, id, request_id, account_id, key_id, surface, method, route, model, upstream,
+  upstream_model, status, error_type, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+  reasoning_tokens, cost_micros, latency_ms, ttfb_ms, user_agent, client_ip, task_id, batch_id, request_bytes,
+  response_bytes`;
+const SELECT_REQUEST = `SELECT round(extract(epoch FROM time) * 1000)::float8 AS t, ${REQUEST_COLUMNS.replace('time, ', '')}`;
+
+/**
+ * One multi-row insert of a batch, its rows handed over as one JSON array of arrays (no field names: half the bytes
+ * of an array of objects, and JSON.stringify is native, where the client's own array parameters cost about five
+ * times as much per row, measured), read back with `jsonb_array_elements`; the batch's id goes into log_batches in
+ * the same statement, so a batch replayed after a lost reply is refused whole. Kept bodies go in the same statement.
+ * The position of each value is REQUEST_FIELDS' order.
+ */
+const INSERT_REQUESTS = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1)),
+bodies AS (
+  INSERT INTO request_log_bodies (time, request_id, account_id, request_body, response_body)
+  SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4
+  FROM jsonb_array_elements($3::jsonb) AS e
+)
+INSERT INTO request_logs (time, request_id, account_id, key_id, surface, method, route, model, upstream,
+  upstream_model, status, error_type, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+  reasoning_tokens, cost_micros, latency_ms, ttfb_ms, user_agent, client_ip, task_id, batch_id, request_bytes,
+  response_bytes)
+SELECT to_timestamp((e->>0)::float8 / 1000.0), (e->>1), (e->>2), (e->>3), (e->>4), (e->>5), (e->>6), (e->>7), (e->>8), (e->>9), (e->>10)::int2, (e->>11), (e->>12)::int4, (e->>13)::int4, (e->>14)::int4, (e->>15)::int4, (e->>16)::int4, (e->>17)::int8, (e->>18)::float4, (e->>19)::float4, (e->>20), (e->>21), (e->>22), (e->>23), (e->>24)::int8, (e->>25)::int8
+FROM jsonb_array_elements($2::jsonb) AS e`;
+
+/** A request row's values in the insert's order. */
+function requestValues(r: RequestLogRow): unknown[] {
+  return [
+    r.time,
+    r.requestId,
+    r.accountId,
+    r.keyId,
+    r.surface,
+    r.method,
+    r.route,
+    r.model,
+    r.upstream,
+    r.upstreamModel,
+    r.status,
+    r.errorType,
+    r.inputTokens,
+    r.outputTokens,
+    r.cachedTokens,
+    r.cacheWriteTokens,
+    r.reasoningTokens,
+    r.costMicros,
+    r.latencyMs,
+    r.ttfbMs,
+    r.userAgent,
+    r.clientIp,
+    r.taskId,
+    r.batchId,
+    r.requestBytes,
+    r.responseBytes,
+  ];
+}
+
+const INSERT_AUDIT = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1))
+INSERT INTO audit_log (time, actor, action, target, account_id, before, after, request_id, client_ip)
+SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4, e->5, e->6, e->>7, e->>8
+FROM jsonb_array_elements($2::jsonb) AS e`;
+
+/**
+ * A batch as the JSON the insert reads. PostgreSQL text cannot hold NUL, so a `\u0000` escape (a client may put one
+ * in a model name) is dropped, and only a real escape: one preceded by an even run of backslashes.
+ */
+function batchJson(rows: readonly unknown[]): string {
+  const json = JSON.stringify(rows);
+  return json.includes('\\u0000') ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1') : json;
+}
+
+/** A WHERE clause built from the filters, with its parameters numbered from 1. */
+class Where {
+  readonly parts: string[] = [];
+  readonly params: unknown[] = [];
+
+  add(sql: (n: (value: unknown) => string) => string): void {
+    this.parts.push(sql((value) => `$${this.params.push(value)}`));
+  }
+
+  get sql(): string {
+    return this.parts.length ? `WHERE ${this.parts.join(' AND ')}` : '';
+  }
+}
+
+function timeBounds(w: Where, filter: { from?: number; to?: number }, after?: Position): void {
+  if (filter.from !== undefined) w.add((n) => `time >= to_timestamp(${n(filter.from! / 1000)})`);
+  if (filter.to !== undefined) w.add((n) => `time < to_timestamp(${n(filter.to! / 1000)})`);
+  if (after) w.add((n) => `(time, id) < (to_timestamp(${n(after.time / 1000)}), ${n(after.seq)}::bigint)`);
+}
+
+const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+
+function requestRow(r: QueryResultRow): StoredRequestLog {
+  return {
+    logId: logIdOf(r.t as number, r.id as string),
+    time: r.t as number,
+    requestId: r.request_id,
+    accountId: r.account_id,
+    keyId: r.key_id,
+    surface: r.surface,
+    method: r.method,
+    route: r.route,
+    model: r.model,
+    upstream: r.upstream,
+    upstreamModel: r.upstream_model,
+    status: r.status,
+    errorType: r.error_type,
+    inputTokens: r.input_tokens,
+    outputTokens: r.output_tokens,
+    cachedTokens: r.cached_tokens,
+    cacheWriteTokens: r.cache_write_tokens,
+    reasoningTokens: r.reasoning_tokens,
+    costMicros: Number(r.cost_micros),
+    latencyMs: r.latency_ms,
+    ttfbMs: r.ttfb_ms,
+    userAgent: r.user_agent,
+    clientIp: r.client_ip,
+    taskId: r.task_id,
+    batchId: r.batch_id,
+    requestBytes: num(r.request_bytes),
+    responseBytes: num(r.response_bytes),
+  };
+}
+
+/**
+ * The request log and audit trail on PostgreSQL (`logs.databaseUrl`): migrated on start, partitioned by UTC day,
+ * written in multi-row inserts by the writer, read newest first by keyset over indexes that lead with the filter.
+ * Every replica writes; any replica answers for all.
+ */
+export class PostgresLogStore implements LogStore {
+  readonly kind = 'postgres' as const;
+  private readonly pool: Pool;
+  private ready: Promise<void> | undefined;
+  /** Days whose partitions this process made or saw (no catalog round trip per batch). */
+  private readonly days = new Set<string>();
+
+  constructor(
+    url: string,
+    private readonly logger: Logger,
+    private readonly retention: PostgresRetention = { requestDays: 30, bodyDays: 3, auditDays: 400 },
+  ) {
+    this.pool = new Pool({
+      connectionString: url,
+      max: 4,
+      connectionTimeoutMillis: 5000,
+      // A write or read the database does not answer within this fails (the writer then spills).
+      query_timeout: 15_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'genway-logs',
+    });
+    // An idle connection that breaks (the database restarting) must not take the process with it.
+    this.pool.on('error', (err) => this.logger.warn({ err }, 'log database connection lost'));
+  }
+
+  /** Migrates and makes today's partitions once; a failure is retried on the next use. */
+  private whenReady(): Promise<void> {
+    this.ready ??= (async () => {
+      const applied = await migrate(this.pool);
+      if (applied.length) this.logger.info({ versions: applied }, 'log database migrated');
+      await this.ensureDays(Date.now(), [-1, 0, 1, 2]);
+    })().catch((err: unknown) => {
+      this.ready = undefined;
+      throw err;
+    });
+    return this.ready;
+  }
+
+  /** Partitions for the days around `at`, every partitioned table. */
+  private async ensureDays(at: number, offsets: number[]): Promise<void> {
+    const days = offsets.map((o) => dayOf(at) + o * DAY_MS).filter((d) => !this.days.has(stamp(d)));
+    if (!days.length) return;
+    await this.withLock(async (client) => {
+      for (const day of days) {
+        for (const { table } of PARTITIONED) {
+          await client.query(
+            `CREATE TABLE IF NOT EXISTS ${partitionName(table, day)} PARTITION OF ${table}
+             FOR VALUES FROM ('${stamp(day)}') TO ('${stamp(day + DAY_MS)}')`,
+          );
+        }
+      }
+    });
+    for (const day of days) this.days.add(stamp(day));
+  }
+
+  private async withLock<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK]);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Runs an insert; a row whose day has no partition yet gets it, and the insert runs again. */
+  private async inserting(times: number[], run: () => Promise<unknown>): Promise<void> {
+    await this.whenReady();
+    try {
+      await run();
+    } catch (err) {
+      if (duplicateBatch(err)) return;
+      if (!noPartition(err)) throw err;
+      const days = [...new Set(times.map(dayOf))];
+      for (const day of days) this.days.delete(stamp(day));
+      for (const day of days) await this.ensureDays(day, [0]);
+      try {
+        await run();
+      } catch (again) {
+        if (!duplicateBatch(again)) throw again;
+      }
+    }
+  }
+
+  async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
+    const params = [
+      batchId,
+      batchJson(rows.map(requestValues)),
+      batchJson(bodies.map((b) => [b.time, b.requestId, b.accountId, b.requestBody, b.responseBody])),
+    ];
+    await this.inserting(
+      rows.map((r) => r.time),
+      () => this.pool.query(INSERT_REQUESTS, params),
+    );
+  }
+
+  async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {
+    const params = [
+      batchId,
+      batchJson(
+        rows.map((r) => [
+          r.time,
+          r.actor,
+          r.action,
+          r.target,
+          r.accountId,
+          r.before,
+          r.after,
+          r.requestId,
+          r.clientIp,
+        ]),
+      ),
+    ];
+    await this.inserting(
+      rows.map((r) => r.time),
+      () => this.pool.query(INSERT_AUDIT, params),
+    );
+  }
+
+  async requests(
+    filter: RequestLogFilter,
+    limit: number,
+    after?: Position,
+  ): Promise<PageOf<StoredRequestLog>> {
+    await this.whenReady();
+    const w = new Where();
+    if (filter.accountId !== undefined) w.add((n) => `account_id = ${n(filter.accountId)}`);
+    if (filter.keyId !== undefined) w.add((n) => `key_id = ${n(filter.keyId)}`);
+    if (filter.model !== undefined) w.add((n) => `model = ${n(filter.model)}`);
+    if (filter.status !== undefined) {
+      const [low, high] = filter.status;
+      w.add((n) => (low === high ? `status = ${n(low)}` : `status BETWEEN ${n(low)} AND ${n(high)}`));
+    }
+    if (filter.upstream !== undefined) w.add((n) => `upstream = ${n(filter.upstream)}`);
+    if (filter.surface !== undefined) w.add((n) => `surface = ${n(filter.surface)}`);
+    if (filter.requestId !== undefined) w.add((n) => `request_id = ${n(filter.requestId)}`);
+    if (filter.taskId !== undefined) w.add((n) => `task_id = ${n(filter.taskId)}`);
+    timeBounds(w, filter, after);
+    const { rows } = await this.pool.query(
+      `${SELECT_REQUEST} FROM request_logs ${w.sql} ORDER BY time DESC, id DESC LIMIT ${limit + 1}`,
+      w.params,
+    );
+    return this.paged(rows.map(requestRow), limit, (r) => r.logId);
+  }
+
+  async request(logId: string) {
+    const at = positionOfId(logId);
+    if (!at) return null;
+    await this.whenReady();
+    const { rows } = await this.pool.query(
+      `${SELECT_REQUEST} FROM request_logs WHERE time = to_timestamp($1) AND id = $2`,
+      [at.time / 1000, at.seq],
+    );
+    if (!rows.length) return null;
+    const row = requestRow(rows[0]);
+    const found = await this.pool.query(
+      `SELECT request_body, response_body FROM request_log_bodies
+       WHERE request_id = $1 AND time = to_timestamp($2) LIMIT 1`,
+      [row.requestId, at.time / 1000],
+    );
+    const b = found.rows[0];
+    return {
+      ...row,
+      bodies: b
+        ? {
+            time: row.time,
+            requestId: row.requestId,
+            accountId: row.accountId,
+            requestBody: b.request_body,
+            responseBody: b.response_body,
+          }
+        : null,
+    };
+  }
+
+  async audit(filter: AuditFilter, limit: number, after?: Position): Promise<PageOf<StoredAuditRow>> {
+    await this.whenReady();
+    const w = new Where();
+    if (filter.accountId !== undefined) w.add((n) => `account_id = ${n(filter.accountId)}`);
+    if (filter.actor !== undefined) w.add((n) => `actor = ${n(filter.actor)}`);
+    if (filter.target !== undefined) w.add((n) => `target = ${n(filter.target)}`);
+    if (filter.action !== undefined)
+      w.add(
+        (n) =>
+          `(action = ${n(filter.action)} OR action LIKE ${n(`${filter.action!.replace(/[\\%_]/g, '\\$&')}.%`)})`,
+      );
+    timeBounds(w, filter, after);
+    const { rows } = await this.pool.query(
+      `SELECT round(extract(epoch FROM time) * 1000)::float8 AS t, id, actor, action, target, account_id, before,
+         after, request_id, client_ip
+       FROM audit_log ${w.sql} ORDER BY time DESC, id DESC LIMIT ${limit + 1}`,
+      w.params,
+    );
+    return this.paged(
+      rows.map(
+        (r): StoredAuditRow => ({
+          auditId: logIdOf(r.t, r.id),
+          time: r.t,
+          actor: r.actor,
+          action: r.action,
+          target: r.target,
+          accountId: r.account_id,
+          before: r.before,
+          after: r.after,
+          requestId: r.request_id,
+          clientIp: r.client_ip,
+        }),
+      ),
+      limit,
+      (r) => r.auditId,
+    );
+  }
+
+  private paged<T extends { time: number }>(rows: T[], limit: number, idOf: (row: T) => string): PageOf<T> {
+    if (rows.length <= limit) return { rows, next: null };
+    const page = rows.slice(0, limit);
+    const last = positionOfId(idOf(page[page.length - 1]))!;
+    return { rows: page, next: last };
+  }
+
+  async bodySettings(): Promise<Map<string, BodyMode>> {
+    await this.whenReady();
+    const { rows } = await this.pool.query<{ scope: string; mode: BodyMode }>(
+      'SELECT scope, mode FROM log_body_settings',
+    );
+    return new Map(rows.map((r) => [r.scope, r.mode]));
+  }
+
+  async setBodySetting(scope: string, mode: BodyMode | null): Promise<void> {
+    await this.whenReady();
+    if (mode === null) await this.pool.query('DELETE FROM log_body_settings WHERE scope = $1', [scope]);
+    else
+      await this.pool.query(
+        `INSERT INTO log_body_settings (scope, mode) VALUES ($1, $2)
+         ON CONFLICT (scope) DO UPDATE SET mode = EXCLUDED.mode, updated_at = now()`,
+        [scope, mode],
+      );
+  }
+
+  /** Makes the next days' partitions and drops the days past each table's retention (whole partitions). */
+  async maintain(now: number): Promise<void> {
+    await this.whenReady();
+    await this.ensureDays(now, [-1, 0, 1, 2]);
+    const days = {
+      requests: this.retention.requestDays,
+      bodies: this.retention.bodyDays,
+      audit: this.retention.auditDays,
+    };
+    await this.withLock(async (client) => {
+      for (const { table, retention } of PARTITIONED) {
+        // A partition goes once its whole day is older than the retention.
+        const keepFrom = dayOf(now - days[retention] * DAY_MS);
+        const { rows } = await client.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_inherits i
+           JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+           WHERE p.relname = $1`,
+          [table],
+        );
+        for (const { name } of rows) {
+          const m = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
+          if (!m) continue;
+          const day = Date.parse(`${m[1]}-${m[2]}-${m[3]}T00:00:00Z`);
+          if (day < keepFrom) {
+            await client.query(`DROP TABLE ${name}`);
+            this.days.delete(stamp(day));
+          }
+        }
+      }
+      await client.query(`DELETE FROM log_batches WHERE at < now() - make_interval(days => $1)`, [
+        Math.max(days.requests, days.audit),
+      ]);
+    });
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,248 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../observability/logger';
+import type { Metrics } from '../observability/metrics';
+import type { LogSpill, SpilledBatch } from './spill';
+import type { AuditRow, LogStore, RequestBodies, RequestLogRow } from './types';
+
+export interface WriterOptions {
+  bufferRows: number;
+  batchRows: number;
+  flushMs: number;
+  /** Rows older than this are not written (their partition is gone): epoch ms, from the clock. */
+  oldestKept(table: 'requests' | 'audit'): number;
+}
+
+/**
+ * A refusal of the batch itself, not of the moment (PostgreSQL's data exceptions, integrity and syntax errors, by
+ * SQLSTATE class): sending it again would fail again, and a spilled one would block every replay after it.
+ */
+function refusedForGood(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^(22|23|42)[0-9A-Z]{3}$/.test(code);
+}
+
+/** How long after a failed write the database is tried again (doubling up to the cap). */
+const RETRY_MS = 250;
+const MAX_RETRY_MS = 5000;
+
+/**
+ * Takes rows off the request path and writes them in batches: a push is an array push (or a counted drop when
+ * `bufferRows` wait already); a timer (and a full batch) sends what waits, one write at a time, on the store's own
+ * connection. When the store cannot take a batch, it goes to the spill files and every later batch too, without
+ * waiting on the store, until a write goes through again; then the spilled batches are replayed.
+ */
+export class LogWriter {
+  private requests: RequestLogRow[] = [];
+  /** The kept bodies of queued rows (the few calls whose mode is `full`). */
+  private readonly bodies = new Map<RequestLogRow, RequestBodies>();
+  private audit: AuditRow[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  /** The drain queued behind the running one, not started yet. */
+  private next: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  private soon = false;
+  private down = false;
+  private retryAt = 0;
+  private retryMs = RETRY_MS;
+  /** Spill files (this process's or a dead one's) may be waiting from before: checked after the first write. */
+  private replayDue = true;
+  private closed = false;
+
+  /** Bound once: a drop under overload costs an increment. */
+  private readonly overloaded: { inc(): void };
+
+  constructor(
+    private readonly store: LogStore,
+    private readonly spill: LogSpill | undefined,
+    private readonly options: WriterOptions,
+    private readonly metrics: Metrics,
+    private readonly logger: Logger,
+  ) {
+    this.overloaded = metrics.logsRowsDropped.labels('requests', 'overload');
+    this.timer = setInterval(() => void this.flush(), options.flushMs);
+    this.timer.unref();
+  }
+
+  /** Queues a request row (and its kept bodies): no I/O, no promise. */
+  pushRequest(row: RequestLogRow, bodies?: RequestBodies): void {
+    if (this.requests.length >= this.options.bufferRows || this.closed) {
+      this.overloaded.inc();
+      return;
+    }
+    this.requests.push(row);
+    if (bodies) this.bodies.set(row, bodies);
+    if (this.requests.length >= this.options.batchRows) this.flushSoon();
+  }
+
+  pushAudit(row: AuditRow): void {
+    if (this.audit.length >= this.options.bufferRows) {
+      this.metrics.logsRowsDropped.inc({ table: 'audit', reason: 'overload' });
+      return;
+    }
+    this.audit.push(row);
+    this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    if (this.soon) return;
+    this.soon = true;
+    setImmediate(() => {
+      this.soon = false;
+      void this.flush();
+    });
+  }
+
+  get depth(): { requests: number; audit: number } {
+    return { requests: this.requests.length, audit: this.audit.length };
+  }
+
+  /**
+   * Writes (or spills) everything queued so far; resolves when it is done. Never rejects. One drain waits at most
+   * behind the one running (a slow database does not grow a chain of them): it takes whatever has arrived by then.
+   */
+  flush(): Promise<void> {
+    if (this.next) return this.next;
+    const next = this.chain
+      .then(() => {
+        this.next = undefined;
+        return this.drain();
+      })
+      .catch((err: unknown) => {
+        this.logger.error({ err }, 'log writer failed');
+      });
+    this.next = next;
+    this.chain = next;
+    return next;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.requests.length || this.audit.length) {
+      const batch = this.take();
+      await this.send(batch);
+    }
+    this.metrics.logsQueueRows.set({ table: 'requests' }, this.requests.length);
+    this.metrics.logsQueueRows.set({ table: 'audit' }, this.audit.length);
+    // Down with nothing to send (traffic stopped during the outage): a ping says when the spill can be replayed.
+    if (this.down && this.spill && Date.now() >= this.retryAt) await this.probe();
+    if (this.replayDue && !this.down && this.spill) await this.replay();
+    if (this.spill) this.metrics.logsSpillBytes.set(this.spill.pendingBytes);
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      await this.store.ping();
+      this.logger.warn('the log database answers again; replaying what was spilled');
+      this.down = false;
+      this.retryMs = RETRY_MS;
+      this.replayDue = true;
+    } catch {
+      this.retryAt = Date.now() + this.retryMs;
+      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    }
+  }
+
+  /** The next batch: audit rows first (few, and the ones that must not wait behind a flood of calls). */
+  private take(): SpilledBatch {
+    const id = randomUUID();
+    if (this.audit.length) {
+      const rows = this.audit.splice(0, this.options.batchRows);
+      return { id, kind: 'audit', rows: this.fresh('audit', rows) };
+    }
+    const queued = this.requests.splice(0, this.options.batchRows);
+    const bodies: RequestBodies[] = [];
+    if (this.bodies.size)
+      for (const row of queued) {
+        const kept = this.bodies.get(row);
+        if (kept) {
+          bodies.push(kept);
+          this.bodies.delete(row);
+        }
+      }
+    return { id, kind: 'requests', rows: this.fresh('requests', queued), bodies };
+  }
+
+  /** Drops (and counts) rows older than the retention: their day is gone, or going. */
+  private fresh<T extends { time: number }>(table: 'requests' | 'audit', rows: T[]): T[] {
+    const oldest = this.options.oldestKept(table);
+    if (rows.length === 0 || rows[0].time >= oldest) {
+      if (rows.every((r) => r.time >= oldest)) return rows;
+    }
+    const kept = rows.filter((r) => r.time >= oldest);
+    this.metrics.logsRowsDropped.inc({ table, reason: 'expired' }, rows.length - kept.length);
+    return kept;
+  }
+
+  private async insert(batch: SpilledBatch): Promise<void> {
+    if (batch.kind === 'audit') await this.store.insertAudit(batch.id, batch.rows);
+    else await this.store.insertRequests(batch.id, batch.rows, batch.bodies);
+  }
+
+  private async send(batch: SpilledBatch): Promise<void> {
+    if (batch.rows.length === 0) return;
+    if (!this.down || Date.now() >= this.retryAt) {
+      try {
+        await this.insert(batch);
+        this.metrics.logsRowsWritten.inc({ table: batch.kind }, batch.rows.length);
+        if (this.down) {
+          this.logger.warn('the log database takes rows again; replaying what was spilled');
+          this.down = false;
+          this.retryMs = RETRY_MS;
+          this.replayDue = true;
+        }
+        return;
+      } catch (err) {
+        if (refusedForGood(err)) return this.refused(batch, err);
+        if (!this.down) this.logger.warn({ err }, 'the log database cannot take rows; spilling them to disk');
+        this.down = true;
+        this.retryAt = Date.now() + this.retryMs;
+        this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+      }
+    }
+    await this.spillOut(batch);
+  }
+
+  /** A batch the database will never take: dropped and counted, logged with its error (never its rows). */
+  private refused(batch: SpilledBatch, err: unknown): void {
+    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'refused' }, batch.rows.length);
+    this.logger.error({ err }, 'the log database refused a batch of rows; dropped');
+  }
+
+  private async spillOut(batch: SpilledBatch): Promise<void> {
+    if (this.spill && (await this.spill.write(batch))) {
+      this.metrics.logsRowsSpilled.inc({ table: batch.kind }, batch.rows.length);
+      this.replayDue = true;
+      return;
+    }
+    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'spill_full' }, batch.rows.length);
+  }
+
+  private async replay(): Promise<void> {
+    if (!this.spill || !(await this.spill.any())) {
+      this.replayDue = false;
+      return;
+    }
+    try {
+      const done = await this.spill.replay((batch) =>
+        this.insert(batch).catch((err: unknown) => {
+          if (!refusedForGood(err)) throw err;
+          this.refused(batch, err);
+        }),
+      );
+      this.replayDue = false;
+      if (done.requests) this.metrics.logsRowsReplayed.inc({ table: 'requests' }, done.requests);
+      if (done.audit) this.metrics.logsRowsReplayed.inc({ table: 'audit' }, done.audit);
+      if (done.requests || done.audit) this.logger.info(done, 'spilled log rows replayed');
+    } catch (err) {
+      this.logger.warn({ err }, 'replaying spilled log rows failed; retrying later');
+      this.down = true;
+      this.retryAt = Date.now() + this.retryMs;
+    }
+  }
+
+  /** Writes what waits (spilled when the store is away), then stops taking rows. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+    this.closed = true;
+  }
+}

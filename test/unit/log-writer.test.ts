@@ -1,0 +1,143 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LogWriter } from '../../src/logs/writer';
+import { LogSpill } from '../../src/logs/spill';
+import { MemoryLogStore } from '../../src/logs/memory';
+import type { RequestLogRow } from '../../src/logs/types';
+import { createMetrics } from '../../src/observability/metrics';
+import { createLogger } from '../../src/observability/logger';
+
+const quiet = createLogger({ log: { level: 'silent' } });
+
+const row = (i: number, time = Date.now()): RequestLogRow => ({
+  time,
+  requestId: `r${i}`,
+  accountId: 'acct_1',
+  keyId: 'key_1',
+  surface: 'gateway',
+  method: 'POST',
+  route: '/v1/messages',
+  model: 'm',
+  upstream: 'anthropic',
+  upstreamModel: 'm',
+  status: 200,
+  errorType: null,
+  inputTokens: 1,
+  outputTokens: 1,
+  cachedTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  costMicros: 0,
+  latencyMs: 1,
+  ttfbMs: 1,
+  userAgent: null,
+  clientIp: null,
+  taskId: null,
+  batchId: null,
+  requestBytes: null,
+  responseBytes: null,
+});
+
+const value = async (
+  metrics: ReturnType<typeof createMetrics>,
+  name: string,
+  labels: Record<string, string>,
+) => {
+  const metric = (await metrics.registry.getMetricsAsJSON()).find((m) => m.name === name)!;
+  const found = (metric.values as { value: number; labels: Record<string, string> }[]).find((v) =>
+    Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+  );
+  return found?.value ?? 0;
+};
+
+const options = { bufferRows: 100, batchRows: 10, flushMs: 60_000, oldestKept: () => 0 };
+
+describe('the log writer', () => {
+  test('a full queue drops rows and counts them; a push never waits, even with the store stuck', async () => {
+    const store = new MemoryLogStore({
+      requestRows: 1000,
+      auditRows: 10,
+      retentionDays: 1,
+      auditRetentionDays: 1,
+      bodyRetentionDays: 1,
+    });
+    // The store never answers: every batch handed to it stays in flight.
+    store.insertRequests = () => new Promise(() => undefined);
+    const metrics = createMetrics();
+    const writer = new LogWriter(store, undefined, options, metrics, quiet);
+    for (let i = 0; i < 250; i++) writer.pushRequest(row(i));
+    // Every push returned (they are plain calls: none awaits the store, which never answers).
+    // The first full batch only asked for a flush (on setImmediate, after this loop): 100 wait, 150 were dropped.
+    expect(writer.depth.requests).toBe(100);
+    expect(
+      await value(metrics, 'genway_logs_rows_dropped_total', { table: 'requests', reason: 'overload' }),
+    ).toBe(150);
+  });
+
+  test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
+    const store = new MemoryLogStore({
+      requestRows: 1000,
+      auditRows: 10,
+      retentionDays: 1,
+      auditRetentionDays: 1,
+      bodyRetentionDays: 1,
+    });
+    const insert = store.insertRequests.bind(store);
+    let down = true;
+    store.insertRequests = (id, rows, bodies) =>
+      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, rows, bodies);
+    store.ping = () => (down ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve());
+    const metrics = createMetrics();
+    const writer = new LogWriter(store, new LogSpill(dir, 1 << 20), options, metrics, quiet);
+    try {
+      for (let i = 0; i < 35; i++) writer.pushRequest(row(i));
+      await writer.flush();
+      expect(await value(metrics, 'genway_logs_rows_spilled_total', { table: 'requests' })).toBe(35);
+      expect(fs.readdirSync(dir)).toHaveLength(1);
+      down = false;
+      await new Promise((r) => setTimeout(r, 300)); // past the retry delay
+      // No new row comes (traffic stopped during the outage): the writer's next round finds the store back.
+      await writer.flush();
+      const page = await store.requests({}, 100);
+      expect(page.rows.map((r) => r.requestId).sort()).toEqual(
+        Array.from({ length: 35 }, (_, i) => `r${i}`).sort(),
+      );
+      expect(await value(metrics, 'genway_logs_rows_replayed_total', { table: 'requests' })).toBe(35);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      await writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the spill cap: past logs.spillMaxBytes rows are dropped and counted as spill_full', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
+    const store = new MemoryLogStore({
+      requestRows: 1000,
+      auditRows: 10,
+      retentionDays: 1,
+      auditRetentionDays: 1,
+      bodyRetentionDays: 1,
+    });
+    store.insertRequests = () => Promise.reject(new Error('down'));
+    const metrics = createMetrics();
+    const writer = new LogWriter(store, new LogSpill(dir, 8000), options, metrics, quiet);
+    try {
+      for (let i = 0; i < 100; i++) writer.pushRequest(row(i));
+      await writer.flush();
+      const spilled = await value(metrics, 'genway_logs_rows_spilled_total', { table: 'requests' });
+      const dropped = await value(metrics, 'genway_logs_rows_dropped_total', {
+        table: 'requests',
+        reason: 'spill_full',
+      });
+      expect(spilled).toBeGreaterThan(0);
+      expect(spilled + dropped).toBe(100);
+      expect(fs.statSync(path.join(dir, fs.readdirSync(dir)[0])).size).toBeLessThanOrEqual(8000);
+    } finally {
+      await writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
