@@ -27,6 +27,9 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
     }));
 }
 
+/** What a checked-out connection's own error is met with: the query it was running (or the next) fails instead. */
+export const ignoreDropped = (): void => undefined;
+
 /** The advisory lock every replica takes to migrate: the first one migrates, the others wait and find it done. */
 const MIGRATION_LOCK = 0x67776c01;
 
@@ -37,6 +40,8 @@ const MIGRATION_LOCK = 0x67776c01;
  */
 export async function migrate(pool: Pool, migrations = readMigrations()): Promise<number[]> {
   const client = await pool.connect();
+  // A connection that drops between two queries errors on the client, not on a query (see store.ts withLock).
+  client.on('error', ignoreDropped);
   const applied: number[] = [];
   try {
     await client.query('BEGIN');
@@ -64,6 +69,7 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    client.off('error', ignoreDropped);
     client.release();
   }
 }

@@ -14,7 +14,7 @@ import type {
   StoredAuditRow,
   StoredRequestLog,
 } from '../types';
-import { migrate } from './migrations';
+import { ignoreDropped, migrate } from './migrations';
 
 const DAY_MS = 86_400_000;
 /** The tables partitioned by day, and which retention drops their days. */
@@ -237,6 +237,9 @@ export class PostgresLogStore implements LogStore {
 
   private async withLock<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A connection that drops between two queries errors on the client, not on a query: without a listener that
+    // would end the process (a database restart must cost a log write, never the gateway).
+    client.on('error', ignoreDropped);
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK]);
@@ -247,6 +250,7 @@ export class PostgresLogStore implements LogStore {
       await client.query('ROLLBACK').catch(() => undefined);
       throw err;
     } finally {
+      client.off('error', ignoreDropped);
       client.release();
     }
   }
