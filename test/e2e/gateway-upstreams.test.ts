@@ -17,11 +17,11 @@ import {
   MockVertex,
   mockPromptTokens,
 } from '../helpers/cloud-mocks';
-import { settled } from '../helpers/eventually';
+import { eventually, settled } from '../helpers/eventually';
 import { freePort, startGateway, type RunningGateway } from '../helpers/gateway';
 import { MESSAGES_STREAM, MockVendor } from '../helpers/mock-vendor';
 import { storeModes } from '../helpers/redis';
-import { chargedMicros, fundedKey } from '../helpers/services';
+import { ADMIN_TOKEN, chargedMicros, fundedKey } from '../helpers/services';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { GoogleGenAI } = require('@google/genai') as typeof GenAI;
@@ -537,6 +537,34 @@ describe.each(storeModes)('upstreams and routes (%s store)', (_mode, redis) => {
         .create({ model: 'claude-vertex', max_tokens: 8, messages: HELLO })
         .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    });
+
+    test('the request log names the route, the upstream that served it and the model there', async () => {
+      const message = await anthropic().messages.create({
+        model: 'claude-bedrock',
+        max_tokens: 8,
+        messages: HELLO,
+      });
+      expect(message.content).toEqual([{ type: 'text', text: MOCK_TEXT }]);
+      let rows: Record<string, unknown>[] = [];
+      await eventually(async () => {
+        const res = await fetch(`${gw.base}/admin/v1/logs?accountId=${accountId}&model=claude-bedrock`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+        });
+        rows = ((await res.json()) as { data: { items: Record<string, unknown>[] } }).data.items;
+        expect(rows).toHaveLength(1);
+      });
+      expect(rows[0]).toMatchObject({
+        keyId,
+        surface: 'gateway',
+        model: 'claude-bedrock',
+        upstream: 'bedrock-east',
+        upstreamModel: BEDROCK_MODEL,
+        status: 200,
+        inputTokens: HELLO_TOKENS,
+        outputTokens: MOCK_OUTPUT_TOKENS,
+        costUsd: 0.000165,
+      });
     });
 
     test('metrics name the upstream; no credential appears in a log line', async () => {
