@@ -220,6 +220,15 @@ export const RESPONSES_FIELDS: FieldTable = {
     rule('prompt_cache_options', all(dropped(NOTE.cacheHints)), { value: { mode: 'implicit' } }),
     rule('metadata', all(dropped(NOTE.notStored)), { value: { a: 'b' } }),
     rule(
+      'client_metadata',
+      all(
+        dropped(
+          'labels of the calling client (Codex’s session and turn ids) for OpenAI’s logs: nothing is logged there',
+        ),
+      ),
+      { value: { session_id: 's1' } },
+    ),
+    rule(
       'user',
       { chat: passed(), messages: mapped('`metadata.user_id`'), generate: dropped(NOTE.noEndUser) },
       { value: 'u1' },
