@@ -4,7 +4,8 @@
  *
  * Markers in the last user text drive it, as `[sandbox:fail=...]` drives the task sandbox:
  * - `[mock:fail=<status>]`: an error in the vendor's own shape and status;
- * - `[mock:tool]` / `[mock:tool=<name>]`: call the first (or the named) offered tool, arguments shaped by its schema;
+ * - `[mock:tool]` / `[mock:tool=<name>]`: call the first (or the named) offered tool, arguments shaped by its schema,
+ *   or `[mock:args=<a JSON object>]` (a coding CLI's tool given a real file or command);
  * - `[mock:parallel]`: call two tools at once (the first two offered, or the first one twice);
  * - `[mock:cached=<n>]`: report n of the input tokens as read from a cache;
  * - `[mock:stream-fail]`: a stream that breaks off with an error event after its first text;
@@ -80,7 +81,8 @@ export function scriptFor(ask: Ask, format: string): Script {
   } else if (wantsTool) {
     const choice = typeof ask.toolChoice === 'object' ? ask.toolChoice.name : named;
     const first = ask.tools.find((t) => t.name === choice) ?? ask.tools[0]!;
-    calls.push({ name: first.name, args: shaped(first.schema) as Json });
+    const args = /\[mock:args=(\{.*?\})\]/.exec(text)?.[1];
+    calls.push({ name: first.name, args: args ? (JSON.parse(args) as Json) : (shaped(first.schema) as Json) });
     if (text.includes('[mock:parallel]')) {
       const second = ask.tools.find((t) => t !== first) ?? first;
       calls.push({ name: second.name, args: shaped(second.schema) as Json });

@@ -147,7 +147,11 @@ function read(target: TargetFormat, u: Reported) {
 }
 
 /** What Genway must have metered for these requests, under the route's name (nothing when none reported usage). */
-export function meteredOf(target: TargetFormat, seen: Seen[]): Record<string, ModelUsage> {
+export function meteredOf(
+  target: TargetFormat,
+  seen: Seen[],
+  route = ROUTE[target],
+): Record<string, ModelUsage> {
   const reported = seen.flatMap((s) => (s.usage && s.reported ? [read(target, s.usage)] : []));
   if (!reported.length) return {};
   const sum = { requests: reported.length, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
@@ -158,7 +162,7 @@ export function meteredOf(target: TargetFormat, seen: Seen[]): Record<string, Mo
     sum.cacheWrite += r.cacheWrite;
     sum.reasoning += r.reasoning;
   }
-  return { [ROUTE[target]]: sum };
+  return { [route]: sum };
 }
 
 /** Micro-USD of metered usage at PRICE (reasoning at the output price): integers, so the sum of calls is exact. */

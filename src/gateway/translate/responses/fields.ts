@@ -83,6 +83,23 @@ export const RESPONSES_FIELDS: FieldTable = {
       generate: mapped('`{name, description, parametersJsonSchema: parameters}`'),
     }),
     rule('tools[].type (built-in tools)', all(refused(builtIn))),
+    rule(
+      'tools[].type: "namespace"',
+      all(
+        refused(
+          'a namespace of tools (Codex’s sub-agent tools): a call into it comes back named by its namespace, which no other format’s tool calls carry',
+        ),
+      ),
+      {
+        body: {
+          model: 'm',
+          input: 'hi',
+          tools: [
+            { type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'function', name: 'f' }] },
+          ],
+        },
+      },
+    ),
     rule('tools[].type: "custom"', all(mapped(CUSTOM))),
     rule('tools[].strict', { chat: passed(), messages: passed(), generate: dropped(NOTE.geminiStrict) }),
     rule('tools[].output_schema', all(dropped('no schema for a function’s result'))),

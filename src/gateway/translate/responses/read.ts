@@ -200,7 +200,7 @@ function readTools(tools: Obj[], g: Guard): Tool[] {
     const path = at('tools', i);
     const type = t.type;
     g.check(
-      type === 'function' || type === 'custom'
+      type === 'function' || type === 'custom' || type === 'namespace'
         ? `tools[].type: ${JSON.stringify(type)}`
         : 'tools[].type (built-in tools)',
       at(path, 'type'),
