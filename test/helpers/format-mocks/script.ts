@@ -82,7 +82,10 @@ export function scriptFor(ask: Ask, format: string): Script {
     const choice = typeof ask.toolChoice === 'object' ? ask.toolChoice.name : named;
     const first = ask.tools.find((t) => t.name === choice) ?? ask.tools[0]!;
     const args = /\[mock:args=(\{.*?\})\]/.exec(text)?.[1];
-    calls.push({ name: first.name, args: args ? (JSON.parse(args) as Json) : (shaped(first.schema) as Json) });
+    calls.push({
+      name: first.name,
+      args: args ? (JSON.parse(args) as Json) : (shaped(first.schema) as Json),
+    });
     if (text.includes('[mock:parallel]')) {
       const second = ask.tools.find((t) => t !== first) ?? first;
       calls.push({ name: second.name, args: shaped(second.schema) as Json });
