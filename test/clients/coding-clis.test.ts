@@ -457,12 +457,9 @@ describe('coding CLIs through Genway', () => {
           [
             'model = "codex-on-claude"',
             'model_provider = "genway"',
-            // OpenAI's hosted web search and Codex's sub-agent tool namespace have no messages-format equivalent:
-            // the translation refuses them (docs/decisions.md), so a Codex on such a route turns them off.
+            // OpenAI's hosted web search has no messages-format equivalent: the translation refuses it
+            // (docs/decisions.md), so a Codex on such a route turns it off. Its sub-agent tools (a namespace) translate.
             'web_search = "disabled"',
-            '',
-            '[agents]',
-            'enabled = false',
             '',
             '[model_providers.genway]',
             'name = "Genway"',
@@ -492,6 +489,11 @@ describe('coding CLIs through Genway', () => {
         expect(r.stdout).toContain(SECRET);
         expect(seen.length).toBe(2);
         expect(seen.every((s) => s.url === '/v1/messages' && s.json!.model === 'claude-cli')).toBe(true);
+        // Codex's sub-agent tools, a namespace, reached the target as functions named by it.
+        const tools = (seen[0]!.json!.tools as { name: string }[]).map((t) => t.name);
+        expect(tools).toEqual(
+          expect.arrayContaining(['exec_command', expect.stringMatching(/^multi_agent_v1__/)]),
+        );
         // The second turn carried the command's output as the tool's result.
         expect(JSON.stringify(seen[1]!.json!.messages)).toContain(SECRET);
         for (const s of seen) {

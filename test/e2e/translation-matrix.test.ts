@@ -894,6 +894,48 @@ function responsesCases(m: MatrixGateway, target: TargetFormat): Cases {
       await m.expectMetered(k, target, seen);
     },
 
+    async namespace() {
+      const k = await m.key();
+      const agents = {
+        type: 'namespace',
+        name: 'agents',
+        description: 'Sub-agents',
+        tools: [
+          {
+            type: 'function',
+            name: 'close_agent',
+            description: 'Close an agent',
+            strict: false,
+            parameters: { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] },
+          },
+        ],
+      } as unknown as OpenAI.Responses.Tool;
+      const seen = await upstreamOf(m, target, async () => {
+        const input: OpenAI.Responses.ResponseInputItem[] = [
+          { role: 'user', content: 'close it [mock:tool=agents__close_agent]' },
+        ];
+        for (const stream of [true, false]) {
+          const first = stream
+            ? await client(k)
+                .responses.stream({ model: route, input, tools: [agents] })
+                .finalResponse()
+            : await client(k).responses.create({ model: route, input, tools: [agents] });
+          expect(first.output).toMatchObject([
+            { type: 'function_call', name: 'close_agent', namespace: 'agents', arguments: '{"target":"ok"}' },
+          ]);
+        }
+        const call = (await client(k).responses.create({ model: route, input, tools: [agents] }))
+          .output[0] as OpenAI.Responses.ResponseFunctionToolCall;
+        input.push(call, { type: 'function_call_output', call_id: call.call_id, output: 'closed' });
+        const second = await client(k).responses.create({ model: route, input, tools: [agents] });
+        expect(second.output_text).toBe('Tool results: closed');
+      });
+      // The target saw one function, named by its namespace, and the call by that name on the second turn.
+      expect(JSON.stringify(seen[0]!.json)).toContain('agents__close_agent');
+      expect(JSON.stringify(seen[3]!.json)).toContain('agents__close_agent');
+      await m.expectMetered(k, target, seen);
+    },
+
     async images() {
       const k = await m.key();
       const seen = await upstreamOf(m, target, async () => {

@@ -17,6 +17,7 @@ export const SCENARIOS = {
   tools:
     'tool calls (two at once where the caller can ask) on a first turn, their results answered on a second',
   'free-form tool': 'a free-form tool (Codex’s apply_patch) called and answered',
+  namespace: 'a function of a namespace of tools (Codex’s sub-agents) called as one, and answered',
   images: 'images as bytes and as an http URL',
   json: 'JSON output by schema, parsed by the caller',
   reasoning: 'reasoning asked in the caller’s terms, the target’s thinking back in them',
@@ -59,6 +60,7 @@ export const SDK_CALLERS: readonly MatrixCaller[] = [
       'stream',
       'tools',
       'free-form tool',
+      'namespace',
       'images',
       'json',
       'reasoning',

@@ -86,19 +86,15 @@ export const RESPONSES_FIELDS: FieldTable = {
     rule(
       'tools[].type: "namespace"',
       all(
-        refused(
-          'a namespace of tools (Codex’s sub-agent tools): a call into it comes back named by its namespace, which no other format’s tool calls carry',
+        mapped(
+          'each of its functions (and free-form tools) as one named `<namespace>__<name>`, the namespace’s description before its own; their calls come back as calls into the namespace (`namespace`, `name`)',
         ),
       ),
-      {
-        body: {
-          model: 'm',
-          input: 'hi',
-          tools: [
-            { type: 'namespace', name: 'ns', description: 'd', tools: [{ type: 'function', name: 'f' }] },
-          ],
-        },
-      },
+    ),
+    rule('tools[].tools', all(mapped('the namespace’s tools, each as above'))),
+    rule(
+      'input[].namespace',
+      all(mapped('a call into a namespace: the call named `<namespace>__<name>`, as its tool was')),
     ),
     rule('tools[].type: "custom"', all(mapped(CUSTOM))),
     rule('tools[].strict', { chat: passed(), messages: passed(), generate: dropped(NOTE.geminiStrict) }),
