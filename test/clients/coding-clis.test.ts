@@ -37,9 +37,12 @@ interface Run {
   totalMs: number;
 }
 
-/** Runs a CLI in its own process group with a fresh HOME, bounded in time; the group is killed afterwards. */
+/**
+ * Runs a CLI in its own process group with a fresh HOME, bounded in time; the group is killed afterwards. `vendor` is
+ * what records the upstream requests (the CLI vendor, or a FormatMock), for the time to the first.
+ */
 async function run(
-  vendor: CliVendor,
+  vendor: { seen: readonly { at: number }[] },
   bin: string,
   args: string[],
   env: Record<string, string>,
@@ -396,7 +399,7 @@ describe('coding CLIs through Genway', () => {
       const before = chat.received.length;
       const logged = translated.h.logs.lines.length;
       const r = await run(
-        vendor,
+        { seen: chat.received },
         'claude',
         [
           '-p',
@@ -470,7 +473,7 @@ describe('coding CLIs through Genway', () => {
         );
         const before = messages.received.length;
         const r = await run(
-          vendor,
+          { seen: messages.received },
           'codex',
           [
             'exec',

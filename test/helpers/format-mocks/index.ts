@@ -28,6 +28,8 @@ export type Format = 'chat' | 'messages' | 'generate';
 
 /** What a mock upstream received. */
 export interface Seen {
+  /** When (performance.now()). */
+  at: number;
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
@@ -74,7 +76,14 @@ export class FormatMock {
         } catch {
           json = undefined;
         }
-        const seen: Seen = { method: req.method!, url: req.url!, headers: req.headers, body, json };
+        const seen: Seen = {
+          at: performance.now(),
+          method: req.method!,
+          url: req.url!,
+          headers: req.headers,
+          body,
+          json,
+        };
         this.received.push(seen);
         void this.answer(req, res, json, body.length, seen).catch(() => res.destroy());
       });
