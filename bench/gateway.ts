@@ -13,12 +13,20 @@
  * call (its X-Genway-Overhead-Ms header) at 500 req/s. Per target: the delay to the first event of a stream whose vendor
  * waits 50 ms per event; the proxy's RSS growth while a 100 MiB stream passes down and while a 100 MiB multipart
  * upload passes up; and whether every byte arrived unchanged. All loops are bounded in count and time; loopback.
+ *
+ * Then translated calls (issue 34; `translatedCalls` below): one Genway with two routes, to the stand-in's messages
+ * API and to its chat completions API, each called in its own format (passed through) and in the other (translated):
+ * CPU per JSON call, CPU per streamed event, and the delay to a stream's first token, translated against passed
+ * through on the same route, measured in turns in the same run. BENCH_PARTS=translation runs this part alone.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import {
+  benchKey,
   cpuSnapshot,
   machineNote,
   median,
@@ -26,13 +34,16 @@ import {
   othersNote,
   pacedInTurns,
   pacedTogether,
+  procCpuSeconds,
   startPair,
+  startServer,
   writeSection,
   type CpuSnapshot,
   type ServerPair,
 } from './lib';
 import { closedLoop, pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
-import { BIG_BYTES, bigChunk, HOT_ROUTES } from './upstream-data';
+import { responseTranslator } from '../src/gateway/translate';
+import { BIG_BYTES, bigChunk, formatStream, HOT_ROUTES, SSE_EVENT_GAP_MS } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -54,6 +65,10 @@ const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(',');
 const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
 const SSE_SAMPLES = 10;
 const VENDOR_KEY = 'sk-bench-vendor';
+/** BENCH_PARTS=translation: only the translated calls' part; unset: every part. */
+const PARTS = process.env.BENCH_PARTS?.split(',');
+const TRANSLATION_ROUNDS = Number(process.env.BENCH_TRANSLATION_ROUNDS ?? 3);
+const FIRST_TOKEN_SAMPLES = Number(process.env.BENCH_FIRST_TOKEN_SAMPLES ?? 40);
 
 type RouteName = (typeof HOT_ROUTES)[number]['name'];
 const ROUTES = HOT_ROUTES.filter((r) => !ONLY_ROUTES || ONLY_ROUTES.includes(r.name));
@@ -327,6 +342,11 @@ async function main(): Promise<void> {
       return hash.digest('hex');
     })();
 
+    if (PARTS && !PARTS.includes('proxies')) {
+      const text = await translatedCalls(upstream.port, machine);
+      process.stdout.write(`${text}\n`);
+      return;
+    }
     let targets: Target[] = [];
     /** CPU seconds of the machine and of this run's processes, and milliseconds, summed over the rounds. */
     const spent: CpuSnapshot = { at: 0, machine: 0, ours: 0 };
@@ -517,11 +537,243 @@ async function main(): Promise<void> {
     // A subset run is a quick comparison, not the record.
     if (!ONLY_TARGETS && !ONLY_ROUTES) writeSection('LLM gateway', table);
     process.stdout.write(`${table}\n`);
+    if (!PARTS || PARTS.includes('translation'))
+      process.stdout.write(`${await translatedCalls(upstream.port, machine)}\n`);
   } finally {
     agent.destroy();
     await proxies?.stop();
     upstream.child.kill();
   }
+}
+
+/** One way of calling a route: a format's path, key header and body. */
+interface Way {
+  name: string;
+  path: string;
+  headers: Record<string, string>;
+  body: (text: string, stream: boolean) => string;
+}
+
+/** The messages format's call and the chat completions format's, to `route`. */
+function ways(route: string, key: string): { messages: Way; chat: Way } {
+  const json = { 'content-type': 'application/json' };
+  return {
+    messages: {
+      name: 'messages',
+      path: '/v1/messages',
+      headers: { ...json, 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      body: (text, stream) =>
+        JSON.stringify({ model: route, max_tokens: 64, messages: [{ role: 'user', content: text }], stream }),
+    },
+    chat: {
+      name: 'chat',
+      path: '/v1/chat/completions',
+      headers: { ...json, authorization: `Bearer ${key}` },
+      body: (text, stream) =>
+        JSON.stringify({ model: route, max_tokens: 64, messages: [{ role: 'user', content: text }], stream }),
+    },
+  };
+}
+
+/** Genway's CPU per call of one way at 32 connections for `seconds` (closed loop), and the calls answered. */
+async function cpuOfWay(base: string, pid: number, way: Way, body: string, seconds: number) {
+  const before = procCpuSeconds(pid);
+  const result = await closedLoop(
+    { name: way.name, base, pid, headers: way.headers },
+    // Not named `chat`: routeHeaders would make a Bearer header of an x-api-key; each way has its own headers.
+    {
+      name: 'translation',
+      path: way.path,
+      body,
+      answer: Buffer.alloc(0),
+    } as unknown as (typeof HOT_ROUTES)[number],
+    seconds,
+  );
+  return { cpu: procCpuSeconds(pid) - before, done: result['2xx'], errors: result.non2xx + result.errors };
+}
+
+/** Time to the first byte holding `tok0` (the first text delta) of a paced stream. */
+function firstToken(base: string, way: Way, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request(`${base}${way.path}`, { method: 'POST', headers: way.headers, agent }, (res) => {
+      let seen = '';
+      let done = false;
+      res.on('data', (c: Buffer) => {
+        seen += c.toString('latin1');
+        if (!done && seen.includes('tok0')) {
+          done = true;
+          resolve(performance.now() - t0);
+        }
+      });
+      res.on('end', () => (done ? undefined : reject(new Error(`no first token from ${way.path}: ${seen}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * What translation adds before a stream's first token, in process: CPU µs per stream of making the answer's translator
+ * and translating the target's head and first text delta (what passes before the caller has its first token; the
+ * usage tap reads the same bytes either way). The wall-clock delay through Genway is measured too, but on a shared
+ * machine its noise is milliseconds; this is the work that delay can hold.
+ */
+function firstTokenWork(rounds: number): { name: string; us: number[] }[] {
+  const cases = [
+    { name: 'messages target, chat completions caller', from: 'messages' as const, to: 'chat' as const },
+    { name: 'chat completions target, messages caller', from: 'chat' as const, to: 'messages' as const },
+  ];
+  const N = 20_000;
+  return cases.map(({ name, from, to }) => {
+    const stream = formatStream(from, 1, from === 'chat');
+    const head = Buffer.from(stream.head.join(''));
+    const first = Buffer.from(stream.deltas[0]);
+    const us: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const before = process.cpuUsage();
+      for (let i = 0; i < N; i++) {
+        const t = responseTranslator(from, to, 'create', { model: 'route', stream: true, memo: {} }).stream();
+        t.write(head);
+        if (!t.write(first).includes('tok0')) throw new Error(`${name}: the first token was held back`);
+      }
+      const used = process.cpuUsage(before);
+      us.push((used.user + used.system) / N);
+    }
+    return { name, us };
+  });
+}
+
+/**
+ * Issue 34's targets: a translated JSON call costs at most 2x a passed-through call's CPU, and a translated stream adds
+ * under 0.2 ms to its first token. One Genway (embedded, pinned to CPU 1, fresh each round) routes `to-messages` to the
+ * stand-in's messages API and `to-chat` to its chat completions API; each route is called in its own format (passed
+ * through) and in the other (translated), every variant in slices taken in turns.
+ */
+async function translatedCalls(port: number, machine: string): Promise<string> {
+  const file = path.join(os.tmpdir(), `genway-bench-translation-${process.pid}.json`);
+  const stand = `http://127.0.0.1:${port}`;
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      gateway: {
+        upstreams: [
+          { id: 'stand-messages', type: 'anthropic', baseUrl: stand, apiKeys: [VENDOR_KEY] },
+          { id: 'stand-chat', type: 'openai', baseUrl: stand, apiKeys: [VENDOR_KEY], speaks: ['chat'] },
+        ],
+        routes: [
+          { model: 'to-messages', targets: [{ upstream: 'stand-messages', model: 'claude-bench' }] },
+          { model: 'to-chat', targets: [{ upstream: 'stand-chat', model: 'gpt-bench' }] },
+        ],
+      },
+    }),
+  );
+  const SHORT = 10;
+  const LONG = 210;
+  const seconds = Math.max(1, SECONDS / 2);
+  type Variant = { route: 'to-messages' | 'to-chat'; caller: 'messages' | 'chat'; translated: boolean };
+  const variants: Variant[] = [
+    { route: 'to-messages', caller: 'messages', translated: false },
+    { route: 'to-messages', caller: 'chat', translated: true },
+    { route: 'to-chat', caller: 'chat', translated: false },
+    { route: 'to-chat', caller: 'messages', translated: true },
+  ];
+  const label = (v: Variant) =>
+    `${v.caller === 'chat' ? 'chat completions' : 'messages'} call to \`${v.route}\`${v.translated ? ' (translated)' : ' (passed through)'}`;
+  const spentFrom = cpuSnapshot([]);
+  const sums = variants.map(() => ({
+    json: [] as number[],
+    short: [] as number[],
+    long: [] as number[],
+    first: [] as number[],
+    errors: 0,
+  }));
+  try {
+    for (let round = 1; round <= TRANSLATION_ROUNDS; round++) {
+      const server = await startServer(['serve'], { GENWAY_CONFIG: file });
+      try {
+        const pid = server.child.pid!;
+        pin(pid, 1);
+        const key = await benchKey(server.base);
+        const way = (v: Variant) => ways(v.route, key)[v.caller];
+        const bodies = (v: Variant) => ({
+          json: way(v).body('Say something about foxes.', false),
+          short: way(v).body(`Stream a little. [bench:events=${SHORT}]`, true),
+          long: way(v).body(`Stream a lot. [bench:events=${LONG}]`, true),
+          paced: way(v).body('Stream at a pace. [bench:paced]', true),
+        });
+        // Warm-up, unmeasured: every variant's JSON and stream paths JIT-compiled before any slice is taken.
+        for (const v of variants) {
+          const b = bodies(v);
+          for (const kind of ['json', 'short', 'long'] as const)
+            await cpuOfWay(server.base, pid, way(v), b[kind], 1);
+        }
+        for (const kind of ['json', 'short', 'long'] as const) {
+          const acc = variants.map(() => ({ cpu: 0, done: 0 }));
+          for (let slice = 0; slice < SLICES; slice++) {
+            for (const [i, v] of variants.entries()) {
+              const r = await cpuOfWay(server.base, pid, way(v), bodies(v)[kind], seconds / SLICES);
+              acc[i].cpu += r.cpu;
+              acc[i].done += r.done;
+              sums[i].errors += r.errors;
+            }
+          }
+          acc.forEach((a, i) => sums[i][kind].push((a.cpu * 1e6) / a.done));
+        }
+        const firsts = variants.map(() => [] as number[]);
+        for (let n = 0; n < FIRST_TOKEN_SAMPLES; n++) {
+          for (const [i, v] of variants.entries())
+            firsts[i].push(await firstToken(server.base, way(v), bodies(v).paced));
+        }
+        firsts.forEach((f, i) => sums[i].first.push(median(f)));
+        process.stderr.write(
+          `translation round ${round}: ${variants.map((v, i) => `${label(v)} ${sums[i].json[round - 1].toFixed(0)} µs/call, ${((sums[i].long[round - 1] - sums[i].short[round - 1]) / (LONG - SHORT)).toFixed(2)} µs/event, first token ${sums[i].first[round - 1].toFixed(3)} ms`).join('; ')}\n`,
+        );
+      } finally {
+        await server.stop();
+      }
+    }
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
+  const others = othersNote(spentFrom, cpuSnapshot([]));
+  const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+  const perEvent = (i: number) => sums[i].long.map((l, r) => (l - sums[i].short[r]) / (LONG - SHORT));
+  const rows = variants.map((v, i) => {
+    const all = (xs: number[], d: number) =>
+      `${fmt(median(xs), d)} (${xs.map((x) => fmt(x, d)).join(' / ')})`;
+    return `| ${label(v)} | ${all(sums[i].json, 0)} | ${all(perEvent(i), 2)} | ${all(sums[i].first, 3)} | ${sums[i].errors} |`;
+  });
+  const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  // Translated against passed through on the same route: the same upstream answer, the same target's events.
+  const pairs: [number, number][] = [
+    [1, 0],
+    [3, 2],
+  ];
+  const summary = pairs.map(([t, p]) => {
+    const ratio = median(sums[t].json) / median(sums[p].json);
+    const firstAdded = median(sums[t].first.map((f, r) => f - sums[p].first[r]));
+    const eventAdded = median(perEvent(t)) - median(perEvent(p));
+    return `- ${label(variants[t])}: ${fmt(ratio)}x the CPU of the ${label(variants[p])} (target ≤ 2x: ${verdict(ratio <= 2)}); ${fmt(eventAdded)} µs more CPU per streamed event; its first token ${fmt(firstAdded * 1000, 0)} µs after the passed-through one's by the wall clock (median of the rounds' differences of medians: noise of milliseconds on this machine, either way; the target is read in process below).`;
+  });
+  const work = firstTokenWork(5);
+  summary.push(
+    ...work.map(
+      (w) =>
+        `- In process, translation's work before the first token (the answer's translator made, the target's head and first text delta translated; the usage tap reads the same bytes passed through or not), ${w.name}: ${fmt(median(w.us))} µs of CPU (${w.us.map((u) => fmt(u)).join(' / ')}; target < 200 µs: ${verdict(median(w.us) < 200)}).`,
+    ),
+  );
+  const text = [
+    `\`npm run bench:gateway\` (alone: \`BENCH_PARTS=translation npm run bench:gateway\`). ${machine}. ${TRANSLATION_ROUNDS} rounds, each with a fresh Genway (\`node dist/main.js serve\`, embedded, LOG_LEVEL=warn, pinned to CPU 1; the stand-in bench/upstream.ts and the load on CPU 0), routes \`to-messages\` (the stand-in's messages API) and \`to-chat\` (its chat completions API). Per round, after 1 s of each variant unmeasured: CPU per call at 32 connections (autocannon), ${seconds} s per variant and kind in ${SLICES} slices taken in turns; a JSON call answers about 600 bytes; CPU per streamed event is (CPU per call of a ${LONG}-delta stream − that of a ${SHORT}-delta stream) / ${LONG - SHORT}, each delta written on its own by the stand-in; first token: ${FIRST_TOKEN_SAMPLES} streams per variant in turns, one at a time, whose first text delta the stand-in sends ${SSE_EVENT_GAP_MS} ms after the stream's head, timed to the first byte holding it, medians. CPU is Genway's user+system time from /proc over its slices divided by the calls answered. Medians of the rounds (each round's in brackets). While it ran, ${others} (outside the load generator: Genway's own CPU and the stand-in's count there too).`,
+    '',
+    '| call | CPU µs per JSON call | CPU µs per streamed event | first token, ms | errors |',
+    '| - | - | - | - | - |',
+    ...rows,
+    '',
+    ...summary,
+  ].join('\n');
+  if (!ONLY_TARGETS && !ONLY_ROUTES) writeSection('LLM gateway: translated calls (issue 34)', text);
+  return text;
 }
 
 main().catch((err) => {

@@ -68,3 +68,84 @@ export const HOT_ROUTES = [
     answer: CHAT_ANSWER,
   },
 ] as const;
+
+/**
+ * A whole stream in a format, for translated calls: its head (before the first text), `n` text deltas (`tok0 `,
+ * `tok1 ` ...), and its tail (the stop, and the usage: a chat stream's usage chunk only when asked).
+ */
+export function formatStream(
+  format: 'messages' | 'chat',
+  n: number,
+  usage: boolean,
+): { head: string[]; deltas: string[]; tail: string[] } {
+  const deltas = Array.from({ length: n }, (_, i) => `tok${i} `);
+  if (format === 'messages') {
+    const event = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+    return {
+      head: [
+        event('message_start', {
+          type: 'message_start',
+          message: {
+            id: 'msg_bench',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-bench',
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 25, output_tokens: 1 },
+          },
+        }),
+        event('content_block_start', {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'text', text: '' },
+        }),
+      ],
+      deltas: deltas.map((text) =>
+        event('content_block_delta', {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'text_delta', text },
+        }),
+      ),
+      tail: [
+        event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+        event('message_delta', {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: { output_tokens: n },
+        }),
+        event('message_stop', { type: 'message_stop' }),
+      ],
+    };
+  }
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    `data: ${JSON.stringify({
+      id: 'chatcmpl-bench',
+      object: 'chat.completion.chunk',
+      created: 1700000000,
+      model: 'gpt-bench',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })}\n\n`;
+  return {
+    head: [chunk({ role: 'assistant', content: '' })],
+    deltas: deltas.map((content) => chunk({ content })),
+    tail: [
+      chunk({}, 'stop'),
+      ...(usage
+        ? [
+            `data: ${JSON.stringify({
+              id: 'chatcmpl-bench',
+              object: 'chat.completion.chunk',
+              created: 1700000000,
+              model: 'gpt-bench',
+              choices: [],
+              usage: { prompt_tokens: 25, completion_tokens: n, total_tokens: 25 + n },
+            })}\n\n`,
+          ]
+        : []),
+      'data: [DONE]\n\n',
+    ],
+  };
+}

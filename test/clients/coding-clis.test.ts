@@ -5,6 +5,9 @@
  * only the vendor key; Genway must meter exactly what the mock reported. How long each takes to its first request
  * and to its exit is written to docs/performance.md ("Coding CLIs through Genway").
  *
+ * Claude Code and Codex also run on routes to an upstream of another format (translated, src/gateway/translate): a
+ * tool-using turn each, against the FormatMocks the translation matrix uses (test/helpers/format-mocks).
+ *
  * Not in `npm test`: the three CLIs weigh about 900 MB (installed into .clients/ by scripts/install-clients.js).
  */
 import { spawn } from 'node:child_process';
@@ -15,7 +18,9 @@ import type { ModelUsage } from '../../src/gateway/store';
 import { emptyUsage } from '../../src/gateway/store';
 import { writeSection } from '../../bench/lib';
 import { settled } from '../helpers/eventually';
+import { FormatMock } from '../helpers/format-mocks';
 import { startGateway, VENDOR_KEYS, type RunningGateway } from '../helpers/gateway';
+import { meteredOf } from '../helpers/translation-matrix/gateway';
 import { fundedKey } from '../helpers/services';
 import { CliVendor, PHRASE, USAGE, type Seen } from './cli-vendor';
 
@@ -32,9 +37,12 @@ interface Run {
   totalMs: number;
 }
 
-/** Runs a CLI in its own process group with a fresh HOME, bounded in time; the group is killed afterwards. */
+/**
+ * Runs a CLI in its own process group with a fresh HOME, bounded in time; the group is killed afterwards. `vendor` is
+ * what records the upstream requests (the CLI vendor, or a FormatMock), for the time to the first.
+ */
 async function run(
-  vendor: CliVendor,
+  vendor: { seen: readonly { at: number }[] },
   bin: string,
   args: string[],
   env: Record<string, string>,
@@ -333,6 +341,174 @@ describe('coding CLIs through Genway', () => {
         expect(await settled(() => routed.h.services.store.usage.get(keyId), expected)).toEqual(expected);
       },
     );
+  });
+
+  describe('Claude Code and Codex on routes to an upstream of another format (translated)', () => {
+    let chat: FormatMock;
+    let messages: FormatMock;
+    let translated: RunningGateway;
+    beforeAll(async () => {
+      [chat, messages] = await Promise.all([
+        new FormatMock('chat').start(),
+        new FormatMock('messages').start(),
+      ]);
+      translated = await startGateway(vendor.url, {
+        gateway: {
+          upstreams: [
+            {
+              id: 'gpt-server',
+              type: 'openai',
+              baseUrl: chat.url,
+              apiKeys: ['sk-chat-upstream'],
+              speaks: ['chat'],
+            },
+            { id: 'claude-api', type: 'anthropic', baseUrl: messages.url, apiKeys: ['sk-ant-upstream'] },
+          ],
+          routes: [
+            { model: 'claude-on-gpt', targets: [{ upstream: 'gpt-server', model: 'gpt-cli' }] },
+            { model: 'codex-on-claude', targets: [{ upstream: 'claude-api', model: 'claude-cli' }] },
+          ],
+        },
+      });
+    });
+    afterAll(async () => {
+      await translated?.close();
+      await Promise.all([chat?.stop(), messages?.stop()]);
+    });
+
+    /** A file the CLI's tool reads: its first line is the phrase the answer must carry. */
+    const SECRET = 'the secret word is marmalade';
+
+    /** Genway's answers to Claude Code's calls, from its access log: path and status. */
+    const answered = (gw: RunningGateway, from: number) =>
+      gw.h.logs.lines
+        .slice(from)
+        .map((l) => JSON.parse(l) as { req?: { url: string }; res?: { statusCode: number } })
+        .filter((l) => l.req && l.res)
+        .map((l) => `${l.res!.statusCode} ${l.req!.url.split('?')[0]}`);
+
+    test('Claude Code on a route to a chat completions upstream: a Read tool turn, the token count refused and tolerated, usage metered by the route', async () => {
+      const { key, keyId } = await fundedKey(translated.h.services);
+      const home = freshHome('claude-translated');
+      // Long enough (about 75 KB) that Claude Code asks count_tokens how long it is before sending it.
+      fs.writeFileSync(
+        path.join(home, 'notes.txt'),
+        `${SECRET}\n${'All work and no play makes Jack a dull boy, line after line.\n'.repeat(1200)}`,
+      );
+      const route = 'claude-on-gpt';
+      const before = chat.received.length;
+      const logged = translated.h.logs.lines.length;
+      const r = await run(
+        { seen: chat.received },
+        'claude',
+        [
+          '-p',
+          `Read notes.txt and tell me the secret word [mock:tool=Read] [mock:args={"file_path":"${home}/notes.txt"}]`,
+          '--allowedTools',
+          'Read',
+        ],
+        {
+          ANTHROPIC_BASE_URL: translated.base,
+          ANTHROPIC_API_KEY: key,
+          DISABLE_TELEMETRY: '1',
+          DISABLE_AUTOUPDATER: '1',
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+          ANTHROPIC_MODEL: route,
+          ANTHROPIC_SMALL_FAST_MODEL: route,
+          ANTHROPIC_DEFAULT_HAIKU_MODEL: route,
+          ANTHROPIC_DEFAULT_SONNET_MODEL: route,
+          ANTHROPIC_DEFAULT_OPUS_MODEL: route,
+        },
+        home,
+      );
+      const seen = chat.received.slice(before);
+      timings.push({
+        client: 'Claude Code, route to a chat completions upstream',
+        run: r,
+        requests: seen.length,
+      });
+      expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr }).toEqual({ code: 0, stderr: '' });
+      // The second turn carried the file's text as the Read tool's result; the mock's answer quotes it.
+      expect(r.stdout).toContain(`Tool results: 1\t${SECRET}`);
+      const calls = seen.map(
+        (s) => s.json as { tools?: { function: { name: string } }[]; messages: unknown[] },
+      );
+      expect(calls.length).toBeGreaterThanOrEqual(2);
+      expect(calls[0]!.tools!.map((t) => t.function.name)).toContain('Read');
+      expect(JSON.stringify(calls[calls.length - 1]!.messages)).toContain(SECRET);
+      for (const s of seen) {
+        expect(s.headers.authorization).toBe('Bearer sk-chat-upstream');
+        expect(JSON.stringify(s.json)).not.toContain(key);
+      }
+      // count_tokens has no chat completions equivalent: refused (400), and Claude Code went on with its own estimate.
+      const statuses = answered(translated, logged);
+      expect(statuses).toContain('400 /v1/messages/count_tokens');
+      expect(statuses.filter((a) => a.startsWith('200 ')).length).toBe(seen.length);
+      const expected = meteredOf('chat', seen, route);
+      expect(await settled(() => translated.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+    });
+
+    test('Codex on a route to a messages upstream: Responses translated to messages, an exec_command tool turn, usage metered by the route', async () => {
+      const { key, keyId } = await fundedKey(translated.h.services);
+      // Not under /tmp: Codex refuses its helper binaries (the sandbox the command runs in) there.
+      const home = fs.mkdtempSync(path.join(os.homedir(), '.genway-codex-translated-'));
+      try {
+        fs.writeFileSync(path.join(home, 'notes.txt'), `${SECRET}\n`);
+        fs.mkdirSync(path.join(home, '.codex'));
+        fs.writeFileSync(
+          path.join(home, '.codex', 'config.toml'),
+          [
+            'model = "codex-on-claude"',
+            'model_provider = "genway"',
+            // OpenAI's hosted web search has no messages-format equivalent: the translation refuses it
+            // (docs/decisions.md), so a Codex on such a route turns it off. Its sub-agent tools (a namespace) translate.
+            'web_search = "disabled"',
+            '',
+            '[model_providers.genway]',
+            'name = "Genway"',
+            `base_url = "${translated.base}/v1"`,
+            'env_key = "GENWAY_KEY"',
+            'wire_api = "responses"',
+          ].join('\n'),
+        );
+        const before = messages.received.length;
+        const r = await run(
+          { seen: messages.received },
+          'codex',
+          [
+            'exec',
+            '--skip-git-repo-check',
+            'Show notes.txt [mock:tool=exec_command] [mock:args={"cmd":"cat notes.txt"}]',
+          ],
+          { CODEX_HOME: path.join(home, '.codex'), GENWAY_KEY: key },
+          home,
+        );
+        const seen = messages.received.slice(before);
+        timings.push({ client: 'Codex, route to a messages upstream', run: r, requests: seen.length });
+        expect({ code: r.code, stderr: r.code === 0 ? '' : r.stderr.slice(-2000) }).toEqual({
+          code: 0,
+          stderr: '',
+        });
+        expect(r.stdout).toContain(SECRET);
+        expect(seen.length).toBe(2);
+        expect(seen.every((s) => s.url === '/v1/messages' && s.json!.model === 'claude-cli')).toBe(true);
+        // Codex's sub-agent tools, a namespace, reached the target as functions named by it.
+        const tools = (seen[0]!.json!.tools as { name: string }[]).map((t) => t.name);
+        expect(tools).toEqual(
+          expect.arrayContaining(['exec_command', expect.stringMatching(/^multi_agent_v1__/)]),
+        );
+        // The second turn carried the command's output as the tool's result.
+        expect(JSON.stringify(seen[1]!.json!.messages)).toContain(SECRET);
+        for (const s of seen) {
+          expect(s.headers['x-api-key']).toBe('sk-ant-upstream');
+          expect(JSON.stringify(s.json)).not.toContain(key);
+        }
+        const expected = meteredOf('messages', seen, 'codex-on-claude');
+        expect(await settled(() => translated.h.services.store.usage.get(keyId), expected)).toEqual(expected);
+      } finally {
+        fs.rmSync(home, { recursive: true, force: true });
+      }
+    });
   });
 
   const codexConfig = (home: string, websocket: boolean) => {

@@ -23,7 +23,7 @@ import { readMessagesRequest } from './messages/read';
 import { writeMessagesRequest } from './messages/write';
 import { ECHOED, responsesWriter } from './responses/answer';
 import { RESPONSES_FIELDS } from './responses/fields';
-import { readResponsesRequest } from './responses/read';
+import { namespacedName, readResponsesRequest } from './responses/read';
 import { isObj, type Obj } from './shared';
 import { parseJson, SseReader } from './sse';
 import {
@@ -97,11 +97,23 @@ export function translateRequest(
   const memo: Obj = {};
   if (from === 'responses') {
     for (const key of ECHOED) if (body[key] !== undefined) memo[key] = body[key];
-    // Free-form tools travel as functions: their calls go back to the caller as custom_tool_call items.
-    const custom = (Array.isArray(body.tools) ? body.tools : []).filter(
-      (t) => isObj(t) && t.type === 'custom',
-    );
-    if (custom.length) memo.customTools = custom.map((t) => (t as Obj).name);
+    // Free-form tools travel as functions: their calls go back to the caller as custom_tool_call items. A namespace's
+    // tools travel as functions named `<namespace>__<name>`: their calls go back as calls into the namespace.
+    const custom: unknown[] = [];
+    const namespaces: Record<string, [string, string]> = {};
+    for (const t of Array.isArray(body.tools) ? body.tools : []) {
+      if (!isObj(t)) continue;
+      if (t.type === 'custom') custom.push(t.name);
+      if (t.type !== 'namespace' || typeof t.name !== 'string' || !Array.isArray(t.tools)) continue;
+      for (const inner of t.tools) {
+        if (!isObj(inner) || typeof inner.name !== 'string') continue;
+        const flat = namespacedName(t.name, inner.name);
+        namespaces[flat] = [t.name, inner.name];
+        if (inner.type === 'custom') custom.push(flat);
+      }
+    }
+    if (custom.length) memo.customTools = custom;
+    if (Object.keys(namespaces).length) memo.namespaces = namespaces;
   }
   let source = body;
   if (from === 'generate' && op === 'count') {

@@ -28,12 +28,20 @@ export type Format = 'chat' | 'messages' | 'generate';
 
 /** What a mock upstream received. */
 export interface Seen {
+  /** When (performance.now()). */
+  at: number;
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
   /** The body as JSON (undefined when it is not). */
   json: Json | undefined;
+  /** The usage of the generation it answered (JSON or a stream). */
+  usage?: Script['usage'];
+  /** Whether that usage reached the caller whole: the JSON answer, or a stream to its end that reports usage. */
+  reported?: boolean;
+  /** A stream the caller (Genway) stopped reading before its end: the connection was closed. */
+  cut?: boolean;
 }
 
 export interface FormatMockOptions {
@@ -68,8 +76,16 @@ export class FormatMock {
         } catch {
           json = undefined;
         }
-        this.received.push({ method: req.method!, url: req.url!, headers: req.headers, body, json });
-        void this.answer(req, res, json, body.length).catch(() => res.destroy());
+        const seen: Seen = {
+          at: performance.now(),
+          method: req.method!,
+          url: req.url!,
+          headers: req.headers,
+          body,
+          json,
+        };
+        this.received.push(seen);
+        void this.answer(req, res, json, body.length, seen).catch(() => res.destroy());
       });
     });
   }
@@ -96,6 +112,7 @@ export class FormatMock {
     res: http.ServerResponse,
     body: Json | undefined,
     size: number,
+    seen: Seen,
   ) {
     const url = new URL(req.url!, 'http://mock');
     const route = this.route(req.method!, url.pathname);
@@ -104,9 +121,9 @@ export class FormatMock {
       this.authorize(req, url);
       if (!body || typeof body !== 'object' || Array.isArray(body))
         throw new MockError(400, 'the body is not a JSON object');
-      if (this.format === 'chat') return await this.chat(res, body, size);
-      if (this.format === 'messages') return await this.messages(req, res, body, size, route.count);
-      return await this.generate(res, body, size, route, url);
+      if (this.format === 'chat') return await this.chat(res, body, size, seen);
+      if (this.format === 'messages') return await this.messages(req, res, body, size, route.count, seen);
+      return await this.generate(res, body, size, route, url, seen);
     } catch (e) {
       if (e instanceof MockError) return this.fail(res, e);
       throw e;
@@ -151,12 +168,12 @@ export class FormatMock {
     }
   }
 
-  private async chat(res: http.ServerResponse, body: Json, size: number) {
+  private async chat(res: http.ServerResponse, body: Json, size: number, seen: Seen) {
     const script = scriptFor(chatAsk(body, size), 'chat');
     const model = String(body.model);
-    if (body.stream !== true) return this.json(res, chatJson(script, model));
+    if (body.stream !== true) return this.json(res, chatJson(script, model), 200, seen, script);
     const usage = (body.stream_options as Json | undefined)?.include_usage === true;
-    await this.frames(res, chatStream(script, model, usage), 'text/event-stream');
+    await this.frames(res, chatStream(script, model, usage), 'text/event-stream', seen, script, usage);
   }
 
   private async messages(
@@ -165,13 +182,14 @@ export class FormatMock {
     body: Json,
     size: number,
     count: boolean,
+    seen: Seen,
   ) {
     const ask = messagesAsk(body, size, String(req.headers['anthropic-version']), count);
     if (count) return this.json(res, { input_tokens: Math.max(1, Math.round(size / 4)) });
     const script = scriptFor(ask, 'messages');
     const model = String(body.model);
-    if (body.stream !== true) return this.json(res, messagesJson(script, model));
-    await this.frames(res, messagesStream(script, model), 'text/event-stream');
+    if (body.stream !== true) return this.json(res, messagesJson(script, model), 200, seen, script);
+    await this.frames(res, messagesStream(script, model), 'text/event-stream', seen, script);
   }
 
   private async generate(
@@ -180,6 +198,7 @@ export class FormatMock {
     size: number,
     route: { count: boolean; model?: string; action?: string },
     url: URL,
+    seen: Seen,
   ) {
     const model = route.model!;
     if (route.count) {
@@ -196,11 +215,12 @@ export class FormatMock {
       });
     }
     const script: Script = scriptFor(generateAsk(body, size) as Ask, 'generate');
-    if (route.action === 'generateContent') return this.json(res, generateJson(script, model));
+    if (route.action === 'generateContent')
+      return this.json(res, generateJson(script, model), 200, seen, script);
     const chunks = generateChunks(script, model);
     if (url.searchParams.get('alt') === 'sse')
-      return this.frames(res, generateSse(chunks), 'text/event-stream');
-    await this.frames(res, generateArray(chunks), 'application/json');
+      return this.frames(res, generateSse(chunks), 'text/event-stream', seen, script);
+    await this.frames(res, generateArray(chunks), 'application/json', seen, script);
   }
 
   private fail(res: http.ServerResponse, e: MockError): void {
@@ -213,21 +233,37 @@ export class FormatMock {
     this.json(res, body, e.status);
   }
 
-  private json(res: http.ServerResponse, body: unknown, status = 200): void {
+  private json(res: http.ServerResponse, body: unknown, status = 200, seen?: Seen, script?: Script): void {
+    if (seen && script) Object.assign(seen, { usage: script.usage, reported: true });
     const text = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }
 
-  private async frames(res: http.ServerResponse, frames: string[], contentType: string): Promise<void> {
+  /**
+   * A stream's frames, one write each; the script's usage is recorded, as reported once the last frame is written (when
+   * the stream reports it). `[mock:slow=<ms>]` in the prompt (or the mock's frameDelayMs) spaces the frames.
+   */
+  private async frames(
+    res: http.ServerResponse,
+    frames: string[],
+    contentType: string,
+    seen?: Seen,
+    script?: Script,
+    reportsUsage = true,
+  ): Promise<void> {
     res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache' });
+    const delay = script?.frameDelayMs ?? this.options.frameDelayMs;
+    if (seen && script) Object.assign(seen, { usage: script.usage, reported: false });
     for (const frame of frames) {
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        if (seen) seen.cut = true;
+        return;
+      }
       res.write(frame);
-      await new Promise((r) =>
-        this.options.frameDelayMs ? setTimeout(r, this.options.frameDelayMs) : setImmediate(r),
-      );
+      await new Promise((r) => (delay ? setTimeout(r, delay) : setImmediate(r)));
     }
+    if (seen && reportsUsage && !script?.streamFail) seen.reported = true;
     res.end();
   }
 }

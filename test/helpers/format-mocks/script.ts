@@ -4,10 +4,12 @@
  *
  * Markers in the last user text drive it, as `[sandbox:fail=...]` drives the task sandbox:
  * - `[mock:fail=<status>]`: an error in the vendor's own shape and status;
- * - `[mock:tool]` / `[mock:tool=<name>]`: call the first (or the named) offered tool, arguments shaped by its schema;
+ * - `[mock:tool]` / `[mock:tool=<name>]`: call the first (or the named) offered tool, arguments shaped by its schema,
+ *   or `[mock:args=<a JSON object>]` (a coding CLI's tool given a real file or command);
  * - `[mock:parallel]`: call two tools at once (the first two offered, or the first one twice);
  * - `[mock:cached=<n>]`: report n of the input tokens as read from a cache;
- * - `[mock:stream-fail]`: a stream that breaks off with an error event after its first text.
+ * - `[mock:stream-fail]`: a stream that breaks off with an error event after its first text;
+ * - `[mock:slow=<ms>]`: a stream whose frames are that many milliseconds apart.
  * A required or named tool choice calls a tool without a marker; a turn whose last user message holds tool results
  * answers with their text.
  */
@@ -41,6 +43,8 @@ export interface Script {
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number; reasoning: number };
   /** Break the stream off with an error after its first text. */
   streamFail?: boolean;
+  /** Milliseconds between a stream's frames. */
+  frameDelayMs?: number;
 }
 
 /** A request the vendor answers with an error (its shape is the format's). */
@@ -63,6 +67,7 @@ export function scriptFor(ask: Ask, format: string): Script {
   const fail = /\[mock:fail=(\d{3})\]/.exec(text);
   if (fail) throw new MockError(Number(fail[1]), `mock failure ${fail[1]} requested by the prompt`);
   const cached = Number(/\[mock:cached=(\d+)\]/.exec(text)?.[1] ?? 0);
+  const slow = /\[mock:slow=(\d+)\]/.exec(text);
   const calls: Script['calls'] = [];
   let answer = '';
   const named = /\[mock:tool=([\w.-]+)\]/.exec(text)?.[1];
@@ -76,7 +81,11 @@ export function scriptFor(ask: Ask, format: string): Script {
   } else if (wantsTool) {
     const choice = typeof ask.toolChoice === 'object' ? ask.toolChoice.name : named;
     const first = ask.tools.find((t) => t.name === choice) ?? ask.tools[0]!;
-    calls.push({ name: first.name, args: shaped(first.schema) as Json });
+    const args = /\[mock:args=(\{.*?\})\]/.exec(text)?.[1];
+    calls.push({
+      name: first.name,
+      args: args ? (JSON.parse(args) as Json) : (shaped(first.schema) as Json),
+    });
     if (text.includes('[mock:parallel]')) {
       const second = ask.tools.find((t) => t !== first) ?? first;
       calls.push({ name: second.name, args: shaped(second.schema) as Json });
@@ -123,6 +132,7 @@ export function scriptFor(ask: Ask, format: string): Script {
       reasoning,
     },
     ...(text.includes('[mock:stream-fail]') ? { streamFail: true } : {}),
+    ...(slow ? { frameDelayMs: Number(slow[1]) } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { type AnswerWriter, type WriteContext } from '../answer';
 import { REDACTED } from '../ids';
 import type { Answer, Part, Stop, Usage } from '../ir';
-import { mintId, nowSeconds, type Obj } from '../shared';
+import { isObj, mintId, nowSeconds, type Obj } from '../shared';
 import { STOP_TO } from '../stops';
 import { ResponsesStreamWriter } from './stream';
 
@@ -81,7 +81,7 @@ export const responseId = (id: string | undefined): string =>
   id?.startsWith('resp_') ? id : `resp_${mintId('', 32)}`;
 
 /** An answer's parts as output items: consecutive text in one message, each thinking a reasoning item, each call one. */
-function outputItems(parts: Part[], custom: ReadonlySet<unknown>): Obj[] {
+function outputItems(parts: Part[], custom: ReadonlySet<unknown>, namespaces: Namespaces): Obj[] {
   const items: Obj[] = [];
   let message: Obj[] | undefined;
   for (const part of parts) {
@@ -109,14 +109,17 @@ function outputItems(parts: Part[], custom: ReadonlySet<unknown>): Obj[] {
         reasoningItem(part.text, part.redacted !== undefined ? REDACTED + part.redacted : part.signature),
       );
     else if (part.type === 'tool_call' && custom.has(part.name)) {
-      items.push(customCall(part.id, part.name, customInput(part.args)));
+      items.push({
+        ...customCall(part.id, part.name, customInput(part.args)),
+        ...callName(part.name, namespaces),
+      });
     } else if (part.type === 'tool_call') {
       items.push({
         id: mintId('fc_', 32),
         type: 'function_call',
         status: 'completed',
         call_id: part.id,
-        name: part.name,
+        ...callName(part.name, namespaces),
         arguments: JSON.stringify(part.args),
       });
     }
@@ -137,6 +140,17 @@ export const customCall = (callId: string, name: string, input: string): Obj => 
 export const customInput = (args: Record<string, unknown>): string =>
   typeof args.input === 'string' && Object.keys(args).length === 1 ? args.input : JSON.stringify(args);
 
+/** The functions of the caller's namespaces, by the name the target knew them by (translateRequest's memo). */
+export type Namespaces = Readonly<Record<string, readonly [string, string]>>;
+export const namespacesOf = (memo: Obj): Namespaces =>
+  (isObj(memo.namespaces) ? memo.namespaces : {}) as Namespaces;
+
+/** A call's `name`, and its `namespace` when it is a call into one of the caller's namespaces. */
+export function callName(name: string, namespaces: Namespaces): { name: string; namespace?: string } {
+  const found = Object.hasOwn(namespaces, name) ? namespaces[name] : undefined;
+  return found ? { name: found[1], namespace: found[0] } : { name };
+}
+
 /** The names of the caller's free-form tools (translateRequest's memo). */
 export const customTools = (memo: Obj): ReadonlySet<unknown> =>
   new Set(Array.isArray(memo.customTools) ? memo.customTools : []);
@@ -156,7 +170,7 @@ export const responsesWriter: AnswerWriter = {
       responseId(answer.id),
       nowSeconds(),
       ctx,
-      outputItems(answer.content, customTools(ctx.memo)),
+      outputItems(answer.content, customTools(ctx.memo), namespacesOf(ctx.memo)),
       {
         stop: answer.stop,
         ...(answer.usage ? { usage: answer.usage } : {}),

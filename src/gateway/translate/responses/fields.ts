@@ -83,6 +83,19 @@ export const RESPONSES_FIELDS: FieldTable = {
       generate: mapped('`{name, description, parametersJsonSchema: parameters}`'),
     }),
     rule('tools[].type (built-in tools)', all(refused(builtIn))),
+    rule(
+      'tools[].type: "namespace"',
+      all(
+        mapped(
+          'each of its functions (and free-form tools) as one named `<namespace>__<name>`, the namespace’s description before its own; their calls come back as calls into the namespace (`namespace`, `name`)',
+        ),
+      ),
+    ),
+    rule('tools[].tools', all(mapped('the namespace’s tools, each as above'))),
+    rule(
+      'input[].namespace',
+      all(mapped('a call into a namespace: the call named `<namespace>__<name>`, as its tool was')),
+    ),
     rule('tools[].type: "custom"', all(mapped(CUSTOM))),
     rule('tools[].strict', { chat: passed(), messages: passed(), generate: dropped(NOTE.geminiStrict) }),
     rule('tools[].output_schema', all(dropped('no schema for a function’s result'))),
@@ -219,6 +232,15 @@ export const RESPONSES_FIELDS: FieldTable = {
     rule('prompt_cache_retention', all(dropped(NOTE.cacheHints)), { value: '24h' }),
     rule('prompt_cache_options', all(dropped(NOTE.cacheHints)), { value: { mode: 'implicit' } }),
     rule('metadata', all(dropped(NOTE.notStored)), { value: { a: 'b' } }),
+    rule(
+      'client_metadata',
+      all(
+        dropped(
+          'labels of the calling client (Codex’s session and turn ids) for OpenAI’s logs: nothing is logged there',
+        ),
+      ),
+      { value: { session_id: 's1' } },
+    ),
     rule(
       'user',
       { chat: passed(), messages: mapped('`metadata.user_id`'), generate: dropped(NOTE.noEndUser) },

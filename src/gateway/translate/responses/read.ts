@@ -82,7 +82,7 @@ function readItems(items: Obj[], g: Guard, req: Request): void {
     started = true;
     if (type === 'function_call') {
       const id = text(item.call_id, at(path, 'call_id'));
-      const name = text(item.name, at(path, 'name'));
+      const name = namespacedName(str(item.namespace), text(item.name, at(path, 'name')));
       names.set(id, name);
       push('assistant', [
         { type: 'tool_call', id, name, args: parseArgs(str(item.arguments) ?? '', at(path, 'arguments')) },
@@ -107,7 +107,7 @@ function readItems(items: Obj[], g: Guard, req: Request): void {
       ]);
     } else if (type === 'custom_tool_call') {
       const id = text(item.call_id, at(path, 'call_id'));
-      const name = text(item.name, at(path, 'name'));
+      const name = namespacedName(str(item.namespace), text(item.name, at(path, 'name')));
       names.set(id, name);
       push('assistant', [
         { type: 'tool_call', id, name, args: { input: text(item.input, at(path, 'input')) } },
@@ -196,26 +196,61 @@ function reasoningItem(item: Obj, path: string): Part | undefined {
 }
 
 function readTools(tools: Obj[], g: Guard): Tool[] {
-  return tools.map((t, i) => {
+  return tools.flatMap((t, i) => {
     const path = at('tools', i);
     const type = t.type;
     g.check(
-      type === 'function' || type === 'custom'
+      type === 'function' || type === 'custom' || type === 'namespace'
         ? `tools[].type: ${JSON.stringify(type)}`
         : 'tools[].type (built-in tools)',
       at(path, 'type'),
       type,
     );
-    if (type === 'custom') return customTool(t, path, g);
-    g.members(t, 'tools[]', path, ['type', 'name', 'description', 'parameters']);
-    const tool: Tool = {
-      name: text(t.name, at(path, 'name')),
-      parameters: toolParameters(t.parameters, at(path, 'parameters')),
-    };
-    if (typeof t.description === 'string') tool.description = t.description;
-    if (typeof t.strict === 'boolean' && !g.drops('tools[].strict', at(path, 'strict'), t.strict))
-      tool.strict = t.strict;
-    return tool;
+    if (type === 'namespace') return namespaceTools(t, path, g);
+    return [oneTool(t, path, g)];
+  });
+}
+
+function oneTool(t: Obj, path: string, g: Guard): Tool {
+  if (t.type === 'custom') return customTool(t, path, g);
+  g.members(t, 'tools[]', path, ['type', 'name', 'description', 'parameters']);
+  const tool: Tool = {
+    name: text(t.name, at(path, 'name')),
+    parameters: toolParameters(t.parameters, at(path, 'parameters')),
+  };
+  if (typeof t.description === 'string') tool.description = t.description;
+  if (typeof t.strict === 'boolean' && !g.drops('tools[].strict', at(path, 'strict'), t.strict))
+    tool.strict = t.strict;
+  return tool;
+}
+
+/** The separator of a namespace and a function's name in the name the target sees. */
+export const NAMESPACE_JOIN = '__';
+
+/** A call's name as the target knows it: `<namespace>__<name>` for a function of a namespace. */
+export const namespacedName = (namespace: string | undefined, name: string): string =>
+  namespace ? `${namespace}${NAMESPACE_JOIN}${name}` : name;
+
+/**
+ * A namespace of tools (Codex's sub-agent tools): each of its functions as a function of its own named
+ * `<namespace>__<name>`, the namespace's description before the function's; its calls go back to the caller as
+ * calls into the namespace (translateRequest's memo).
+ */
+function namespaceTools(t: Obj, path: string, g: Guard): Tool[] {
+  g.members(t, 'tools[]', path, ['type', 'name', 'description', 'tools']);
+  const namespace = text(t.name, at(path, 'name'));
+  const about = str(t.description);
+  return list(t.tools, at(path, 'tools')).map((inner, j) => {
+    const where = at(at(path, 'tools'), j);
+    g.check(`tools[].type: ${JSON.stringify(inner.type)}`, at(where, 'type'), inner.type);
+    if (inner.type !== 'function' && inner.type !== 'custom')
+      throw new TranslationError(
+        at(where, 'type'),
+        `${at(where, 'type')}: only functions and custom tools are translated inside a namespace`,
+      );
+    const tool = oneTool(inner, where, g);
+    const description = [about && `(${namespace}) ${about}`, tool.description].filter(Boolean).join('\n\n');
+    return { ...tool, name: namespacedName(namespace, tool.name), ...(description ? { description } : {}) };
   });
 }
 

@@ -2,7 +2,17 @@ import { CUT_SHORT, type EventWriter, type WriteContext } from '../answer';
 import { REDACTED } from '../ids';
 import type { Event, Stop, Usage } from '../ir';
 import { mintId, nowSeconds, type Obj } from '../shared';
-import { customCall, customInput, customTools, reasoningItem, responseId, responseObject } from './answer';
+import {
+  callName,
+  customCall,
+  customInput,
+  customTools,
+  namespacesOf,
+  reasoningItem,
+  responseId,
+  responseObject,
+  type Namespaces,
+} from './answer';
 
 /** The item being written: a message (its current part), a reasoning item, or a function call. */
 type Open =
@@ -32,9 +42,11 @@ export class ResponsesStreamWriter implements EventWriter {
 
   /** The caller's free-form tools, by name. */
   private readonly custom: ReadonlySet<unknown>;
+  private readonly namespaces: Namespaces;
 
   constructor(private readonly ctx: WriteContext) {
     this.custom = customTools(ctx.memo);
+    this.namespaces = namespacesOf(ctx.memo);
   }
 
   write(e: Event): string {
@@ -80,7 +92,7 @@ export class ResponsesStreamWriter implements EventWriter {
           type: 'function_call',
           status: 'in_progress',
           call_id: e.id,
-          name: e.name,
+          ...callName(e.name, this.namespaces),
           arguments: '',
         };
         const index = this.add(item);
@@ -259,7 +271,7 @@ export class ResponsesStreamWriter implements EventWriter {
       args = { input: open.args };
     }
     const input = customInput(args);
-    const item = customCall(open.id, open.name, '');
+    const item: Obj = { ...customCall(open.id, open.name, ''), ...callName(open.name, this.namespaces) };
     const index = this.add(item);
     const where = { item_id: item.id, output_index: index };
     let out = this.emit('response.output_item.added', { output_index: index, item: { ...item } });
