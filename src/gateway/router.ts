@@ -709,6 +709,31 @@ export function createGateway({
     return micros; // [logs]
   }
 
+  /**
+   * Hands what a tap read to `record` (metering and the charge); what this returns settles when the readings are in
+   * hand (a compressed body is read asynchronously) and the charge is in the journal (Redis mode), so the response
+   * ends after both.
+   */
+  function settleUsage(
+    tap: UsageTap,
+    record: (readings: UsageReading[]) => void,
+    failed: (err: unknown) => void,
+  ): Promise<void> | undefined {
+    try {
+      const readings = tap.finish();
+      if (!Array.isArray(readings))
+        return readings.then((got) => {
+          record(got);
+          return charges.written();
+        }, failed);
+      record(readings);
+      return charges.written();
+    } catch (err) {
+      failed(err);
+    }
+    return undefined;
+  }
+
   /** Whether a call runs a priced model: it then needs a balance left (what it costs is known once it ran). */
   const needsBalance = (models: readonly unknown[]) =>
     prices.size > 0 && models.some((m) => typeof m === 'string' && priceFor(m) !== undefined);
@@ -1049,20 +1074,7 @@ export function createGateway({
           call.log?.usage(readings, micros); // [logs]
         }
       };
-      // The charge is in the journal (Redis mode) before the response ends: what `written()` returns settles then.
-      try {
-        const readings = t.finish();
-        if (!Array.isArray(readings))
-          return readings.then((r) => {
-            record(r);
-            return charges.written();
-          }, failed);
-        record(readings);
-        return charges.written();
-      } catch (err) {
-        failed(err);
-      }
-      return undefined;
+      return settleUsage(t, record, failed);
     }
     if (res.destroyed || req.socket.destroyed) return; // the client left while it was admitted
     call.forwarding = proxy.forward(req, res, {
@@ -1238,19 +1250,7 @@ export function createGateway({
         const micros = account(served.upstream, auth, model, readings, VENDOR_OF_FORMAT[served.format]);
         call.log?.usage(readings, micros);
       };
-      try {
-        const readings = t.finish();
-        if (!Array.isArray(readings))
-          return readings.then((got) => {
-            record(got);
-            return charges.written();
-          }, failed);
-        record(readings);
-        return charges.written();
-      } catch (err) {
-        failed(err);
-      }
-      return undefined;
+      return settleUsage(t, record, failed);
     }
     if (res.destroyed || req.socket.destroyed) return;
     call.forwarding = proxy.forward(req, res, {

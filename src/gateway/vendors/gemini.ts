@@ -32,6 +32,11 @@ const STATUS: Record<number, string> = {
   508: 'ABORTED',
 };
 
+/** Google's error body (`{"error":{code,message,status}}`), for Gemini's API and Vertex's alike. */
+export const googleError = (status: number, message: string) => ({
+  error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
+});
+
 /**
  * `promptTokenCount` includes the cached content's tokens (`cachedContentTokenCount`) and tool-use prompts are
  * counted apart; `candidatesTokenCount` excludes thinking (`thoughtsTokenCount`).
@@ -196,9 +201,7 @@ export const gemini: VendorDefinition<'gemini'> = {
   },
   // The key goes in the header, never in the URL, where logs along the way would keep it.
   keyTo: { header: 'x-goog-api-key', value: (key) => key },
-  errorBody: (status, message) => ({
-    error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
-  }),
+  errorBody: (status, message) => googleError(status, message),
   usage: { generateContent, generateContentGrounded, callsOnly, batchLines, batchInline },
   modelList: {
     list: (names) => ({ models: names.map((name) => modelEntry(name)) }),

@@ -1,20 +1,5 @@
 import { post, type RouteOptions, type VendorDefinition } from '../vendor';
-
-/** Google's status names, by HTTP status (the `status` of Google's error body). */
-const STATUS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT',
-  401: 'UNAUTHENTICATED',
-  402: 'FAILED_PRECONDITION',
-  403: 'PERMISSION_DENIED',
-  404: 'NOT_FOUND',
-  405: 'INVALID_ARGUMENT',
-  413: 'INVALID_ARGUMENT',
-  429: 'RESOURCE_EXHAUSTED',
-  502: 'UNAVAILABLE',
-  503: 'UNAVAILABLE',
-  504: 'DEADLINE_EXCEEDED',
-  508: 'INTERNAL',
-};
+import { googleError } from './gemini';
 
 const AT = '/(v1|v1beta1)/projects/{project}/locations/{region}/publishers';
 const claude = (action: string, options: RouteOptions) =>
@@ -35,9 +20,7 @@ export const vertex: VendorDefinition = {
   claims: () => false,
   keyHeaders: ['authorization'],
   keyTo: { header: 'authorization', value: (key) => `Bearer ${key}` },
-  errorBody: (status, message) => ({
-    error: { code: status, message, status: STATUS[status] ?? 'INTERNAL' },
-  }),
+  errorBody: googleError,
   usage: {},
   routes: [
     // Counting names the model in the body (before `{model}`, which `count-tokens` would match too).

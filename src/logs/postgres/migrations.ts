@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 
 /**
  * The one place Genway reads files of its own at run time for the log store: the versioned migrations, SQL files
@@ -28,7 +28,34 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /** What a checked-out connection's own error is met with: the query it was running (or the next) fails instead. */
-export const ignoreDropped = (): void => undefined;
+const ignoreDropped = (): void => undefined;
+
+/**
+ * Runs `work` in one transaction holding the advisory lock `lock` (replicas doing the same work wait for each other).
+ * A connection that drops between two queries errors on the client, not on a query: without a listener that would end
+ * the process (a database restart must cost a log write, never the gateway).
+ */
+export async function underLock<T>(
+  pool: Pool,
+  lock: number,
+  work: (client: PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect();
+  client.on('error', ignoreDropped);
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [lock]);
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.off('error', ignoreDropped);
+    client.release();
+  }
+}
 
 /** The advisory lock every replica takes to migrate: the first one migrates, the others wait and find it done. */
 const MIGRATION_LOCK = 0x67776c01;
@@ -38,14 +65,9 @@ const MIGRATION_LOCK = 0x67776c01;
  * starting at once migrate once (the second waits for the first, then finds every version recorded).
  * Returns the versions this call applied.
  */
-export async function migrate(pool: Pool, migrations = readMigrations()): Promise<number[]> {
-  const client = await pool.connect();
-  // A connection that drops between two queries errors on the client, not on a query (see store.ts withLock).
-  client.on('error', ignoreDropped);
-  const applied: number[] = [];
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+export function migrate(pool: Pool, migrations = readMigrations()): Promise<number[]> {
+  return underLock(pool, MIGRATION_LOCK, async (client) => {
+    const applied: number[] = [];
     await client.query(`CREATE TABLE IF NOT EXISTS genway_schema_migrations (
       version integer PRIMARY KEY,
       name text NOT NULL,
@@ -63,13 +85,6 @@ export async function migrate(pool: Pool, migrations = readMigrations()): Promis
       );
       applied.push(m.version);
     }
-    await client.query('COMMIT');
     return applied;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.off('error', ignoreDropped);
-    client.release();
-  }
+  });
 }

@@ -14,7 +14,7 @@ import type {
   StoredAuditRow,
   StoredRequestLog,
 } from '../types';
-import { ignoreDropped, migrate } from './migrations';
+import { migrate, underLock } from './migrations';
 
 const DAY_MS = 86_400_000;
 /** The tables partitioned by day, and which retention drops their days. */
@@ -235,24 +235,8 @@ export class PostgresLogStore implements LogStore {
     for (const day of days) this.days.add(stamp(day));
   }
 
-  private async withLock<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    // A connection that drops between two queries errors on the client, not on a query: without a listener that
-    // would end the process (a database restart must cost a log write, never the gateway).
-    client.on('error', ignoreDropped);
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [PARTITION_LOCK]);
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.off('error', ignoreDropped);
-      client.release();
-    }
+  private withLock<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return underLock(this.pool, PARTITION_LOCK, work);
   }
 
   /** Runs an insert; a row whose day has no partition yet gets it, and the insert runs again. */
