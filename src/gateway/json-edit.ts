@@ -76,7 +76,9 @@ function membersOf(text: string): { open: number; members: Member[] } {
   for (;;) {
     const from = i;
     const keyEnd = stringEnd(text, from);
-    const key = JSON.parse(text.slice(from, keyEnd)) as string;
+    // Most keys hold no escape: their characters are the key.
+    const raw = text.slice(from + 1, keyEnd - 1);
+    const key = raw.includes('\\') ? (JSON.parse(text.slice(from, keyEnd)) as string) : raw;
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== 58 /* : */) throw new SyntaxError('expected :');
     const value = skipSpace(text, i + 1);
