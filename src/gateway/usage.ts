@@ -1,5 +1,6 @@
 import zlib from 'node:zlib';
 import { JsonRecords } from './json-records';
+import { Marker } from './marker';
 import type { TokenUsage } from './store';
 import { UsageAccumulator, type UsageFormat } from './vendor';
 
@@ -45,6 +46,29 @@ interface LongLine {
   end(): void;
 }
 
+interface FormatMarkers {
+  triggers: Marker[];
+  ends: Marker[];
+  resumes: Marker[];
+}
+
+/** Each format's markers, made once (on its first stream) for every stream after it. */
+const MARKERS = new WeakMap<UsageFormat, FormatMarkers>();
+
+function markersOf(format: UsageFormat): FormatMarkers {
+  let found = MARKERS.get(format);
+  if (!found) {
+    const marker = (m: string) => new Marker(m, format.frame);
+    found = {
+      triggers: format.triggers.map(marker),
+      ends: (format.ending ?? []).map(marker),
+      resumes: (format.resuming ?? []).map(marker),
+    };
+    MARKERS.set(format, found);
+  }
+  return found;
+}
+
 /** Lines are held whole up to this length; a longer one is read as it passes, or skipped. */
 const LINE_LIMIT = 64 << 10;
 
@@ -60,14 +84,14 @@ class LineSplitter {
   private carry: Buffer | null = null;
   /** The long line being passed on (null: skipped to its end); undefined when none is. */
   private long: LongLine | null | undefined;
-  private readonly triggerBytes: Buffer[];
+  private readonly markers: Marker[];
 
   constructor(
-    triggers: readonly string[],
+    format: UsageFormat,
     private readonly onLine: (line: string) => void,
     private readonly onLong?: (head: Buffer) => LongLine | null,
   ) {
-    this.triggerBytes = triggers.map((t) => Buffer.from(t));
+    this.markers = markersOf(format).triggers;
   }
 
   feed(chunk: Buffer): void {
@@ -83,7 +107,8 @@ class LineSplitter {
     const bytes = this.carry ? Buffer.concat([this.carry, next]) : next;
     const end = bytes.lastIndexOf(10) + 1; // just past the last complete line
     const complete = bytes.subarray(0, end);
-    if (end > 0 && this.triggerBytes.some((t) => complete.includes(t))) this.lines(complete.toString('utf8'));
+    if (end > 0 && this.markers.some((m) => m.indexIn(complete) !== -1))
+      this.lines(complete.toString('utf8'));
     const rest = bytes.subarray(end);
     this.carry = rest.length === 0 || rest.length > LINE_LIMIT ? null : rest;
     if (rest.length > LINE_LIMIT) this.long = this.onLong?.(rest) ?? null;
@@ -93,7 +118,7 @@ class LineSplitter {
   flush(): void {
     if (this.long !== undefined) this.long?.end();
     this.long = undefined;
-    if (this.carry && this.triggerBytes.some((t) => this.carry!.includes(t))) {
+    if (this.carry && this.markers.some((m) => m.indexIn(this.carry!) !== -1)) {
       this.lines(`${this.carry.toString('utf8')}\n`);
     }
     this.carry = null;
@@ -127,14 +152,13 @@ const EDGE = 32;
  * marker of either kind in a chunk, or across the seam with the one before, decides.
  */
 export class AnswerEnd {
-  private readonly ends: Buffer[];
-  private readonly resumes: Buffer[];
+  private readonly ends: Marker[];
+  private readonly resumes: Marker[];
   private edge: Buffer | null = null;
   out = false;
 
   private constructor(format: UsageFormat) {
-    this.ends = (format.ending ?? []).map((m) => Buffer.from(m));
-    this.resumes = (format.resuming ?? []).map((m) => Buffer.from(m));
+    ({ ends: this.ends, resumes: this.resumes } = markersOf(format));
   }
 
   /** A reader for the format's markers, or undefined when it has none. */
@@ -154,13 +178,13 @@ export class AnswerEnd {
   }
 
   /** Where the last of `markers` starts in `chunk` (negative: in the seam, before it), -Infinity if none is there. */
-  private static last(markers: Buffer[], chunk: Buffer, seam: Buffer | null, shift: number): number {
+  private static last(markers: Marker[], chunk: Buffer, seam: Buffer | null, shift: number): number {
     let at = -Infinity;
     for (const m of markers) {
-      const i = chunk.lastIndexOf(m);
+      const i = m.lastIndexIn(chunk);
       if (i !== -1) at = Math.max(at, i);
       else if (seam) {
-        const j = seam.lastIndexOf(m);
+        const j = m.lastIndexIn(seam);
         if (j !== -1) at = Math.max(at, j - shift);
       }
     }
@@ -188,7 +212,7 @@ class SseSink implements Sink {
     const reader = lineReader(format, (event) => format.event(event, this.acc));
     this.answer = AnswerEnd.of(format);
     this.splitter = new LineSplitter(
-      format.triggers,
+      format,
       (line) => this.line(line),
       // An event too long to hold (a streamed image, base64 and all) is read in passing.
       reader &&
@@ -272,7 +296,7 @@ class LinesSink implements Sink {
     const results = (this.results = new Results(format));
     const reader = lineReader(format, (result) => results.add(result));
     this.splitter = new LineSplitter(
-      format.triggers,
+      format,
       (line) => {
         const result = parsed(line);
         if (result) results.add(result);

@@ -195,6 +195,11 @@ export interface UsageFormat {
   results?: readonly JsonPath[];
   /** Substrings an event (or line) must hold to be worth parsing: most stream events carry no usage. */
   triggers: readonly string[];
+  /**
+   * The frame a stream of this format sends by the thousand (one text delta, its text cut to `x`): the stream's
+   * markers (triggers, ending, resuming) are searched for from the byte this frame holds least (./marker.ts).
+   */
+  frame?: string;
   /** One parsed stream event, streamed-array element or result line. */
   event(e: Obj, acc: UsageAccumulator): void;
   /**

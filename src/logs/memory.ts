@@ -1,4 +1,5 @@
 import type { BodyMode } from './bodies';
+import { rowLine, rowOfLine } from './row-line';
 import type {
   AuditFilter,
   AuditRow,
@@ -126,13 +127,190 @@ export function positionOfId(logId: string): Position | null {
   return m ? { time: Number(m[1]), seq: m[2] } : null;
 }
 
+/** Bytes per segment of the request ring: rows are appended to the newest; a segment goes once its last row did. */
+const SEGMENT_BYTES = 1 << 20;
+/** Index slots the request ring starts with (it doubles up to twice its capacity, then compacts in place). */
+const FIRST_SLOTS = 4096;
+
+interface Segment {
+  readonly buf: Buffer;
+  used: number;
+  /** Rows of this segment still in the ring. */
+  live: number;
+}
+
+/**
+ * The request rows of this process, at most `capacity`, in time order (then arrival), newest kept. Each row is its
+ * line (./row-line.ts) written into 1 MiB buffers, with its time, sequence, place, account, key and status in typed
+ * arrays: a hundred thousand rows are a few dozen buffers to the garbage collector, not a few hundred thousand
+ * objects it would promote and trace while the gateway runs. Filters on account, key and status are read off the
+ * index; a row is parsed only when a query reaches it. Rows arrive nearly in order (a call's row is written when it
+ * ends), so an insert moves the index a step or two.
+ */
+class RequestRing {
+  private time = new Float64Array(FIRST_SLOTS);
+  private seq = new Float64Array(FIRST_SLOTS);
+  private seg = new Int32Array(FIRST_SLOTS);
+  private off = new Int32Array(FIRST_SLOTS);
+  private len = new Int32Array(FIRST_SLOTS);
+  private account = new Int32Array(FIRST_SLOTS);
+  private key = new Int32Array(FIRST_SLOTS);
+  private status = new Uint16Array(FIRST_SLOTS);
+  private head = 0;
+  private tail = 0;
+  private lastSeq = 0;
+  private readonly segments = new Map<number, Segment>();
+  private current = -1;
+  /** Account and key ids as small numbers (0 for none): what the index holds and filters compare. */
+  private readonly ids = new Map<string, number>();
+  /** Kept bodies (`logs.bodies: full`), by row sequence: the few calls that have them. */
+  private readonly bodies = new Map<number, RequestBodies>();
+
+  constructor(private readonly capacity: number) {}
+
+  get size(): number {
+    return this.tail - this.head;
+  }
+
+  private idOf(value: string | null): number {
+    if (value === null) return 0;
+    let id = this.ids.get(value);
+    if (id === undefined) this.ids.set(value, (id = this.ids.size + 1));
+    return id;
+  }
+
+  /** The id a filter value has in the index: undefined when no row ever had it. */
+  private knownId(value: string | undefined): number | undefined {
+    return value === undefined ? undefined : (this.ids.get(value) ?? -1);
+  }
+
+  add(row: RequestLogRow, line: string, kept?: RequestBodies): void {
+    let segment = this.segments.get(this.current);
+    if (!segment || segment.used + line.length * 3 > SEGMENT_BYTES) {
+      segment = { buf: Buffer.allocUnsafeSlow(Math.max(SEGMENT_BYTES, line.length * 3)), used: 0, live: 0 };
+      this.segments.set(++this.current, segment);
+    }
+    const bytes = segment.buf.write(line, segment.used, 'utf8');
+    if (this.tail === this.time.length) this.makeRoom();
+    let at = this.tail;
+    while (at > this.head && this.time[at - 1] > row.time) at--;
+    if (at < this.tail) for (const a of this.columns()) a.copyWithin(at + 1, at, this.tail);
+    this.tail++;
+    const seq = ++this.lastSeq;
+    this.time[at] = row.time;
+    this.seq[at] = seq;
+    this.seg[at] = this.current;
+    this.off[at] = segment.used;
+    this.len[at] = bytes;
+    this.account[at] = this.idOf(row.accountId);
+    this.key[at] = this.idOf(row.keyId);
+    this.status[at] = row.status;
+    segment.used += bytes;
+    segment.live++;
+    if (kept) this.bodies.set(seq, kept);
+    while (this.size > this.capacity) this.evict();
+  }
+
+  private columns() {
+    return [this.time, this.seq, this.seg, this.off, this.len, this.account, this.key, this.status];
+  }
+
+  /** Compacts the index to its start, or doubles it (up to twice the capacity) when most of it is live. */
+  private makeRoom(): void {
+    const live = this.size;
+    if (
+      this.head > 0 &&
+      (live * 2 <= this.time.length || this.time.length >= this.capacity * 2 + FIRST_SLOTS)
+    ) {
+      for (const a of this.columns()) a.copyWithin(0, this.head, this.tail);
+    } else {
+      const grow = <T extends Float64Array | Int32Array | Uint16Array>(a: T, make: (n: number) => T): T => {
+        const next = make(a.length * 2);
+        next.set(a.subarray(this.head, this.tail));
+        return next;
+      };
+      this.time = grow(this.time, (n) => new Float64Array(n));
+      this.seq = grow(this.seq, (n) => new Float64Array(n));
+      this.seg = grow(this.seg, (n) => new Int32Array(n));
+      this.off = grow(this.off, (n) => new Int32Array(n));
+      this.len = grow(this.len, (n) => new Int32Array(n));
+      this.account = grow(this.account, (n) => new Int32Array(n));
+      this.key = grow(this.key, (n) => new Int32Array(n));
+      this.status = grow(this.status, (n) => new Uint16Array(n));
+    }
+    this.tail = live;
+    this.head = 0;
+  }
+
+  private evict(): void {
+    const id = this.seg[this.head];
+    const segment = this.segments.get(id);
+    if (segment && --segment.live === 0 && id !== this.current) this.segments.delete(id);
+    if (this.bodies.size) this.bodies.delete(this.seq[this.head]);
+    this.head++;
+  }
+
+  /** Drops rows older than `before`. */
+  trim(before: number): void {
+    while (this.head < this.tail && this.time[this.head] < before) this.evict();
+  }
+
+  private row(i: number): RequestLogRow {
+    const segment = this.segments.get(this.seg[i])!;
+    return rowOfLine(segment.buf.toString('utf8', this.off[i], this.off[i] + this.len[i]));
+  }
+
+  private stored(i: number): StoredRequestLog {
+    return { ...this.row(i), logId: logIdOf(this.time[i], this.seq[i]) };
+  }
+
+  /** Newest first, strictly before `after`, matching `filter`, up to `limit`. */
+  page(filter: RequestLogFilter, limit: number, after?: Position): PageOf<StoredRequestLog> {
+    const rows: StoredRequestLog[] = [];
+    const account = this.knownId(filter.accountId);
+    const key = this.knownId(filter.keyId);
+    if (account === -1 || key === -1) return { rows, next: null };
+    const [low, high] = filter.status ?? [0, 65535];
+    const afterSeq = after ? Number(after.seq) : 0;
+    const { from, to } = filter;
+    for (let i = this.tail - 1; i >= this.head; i--) {
+      const time = this.time[i];
+      if (to !== undefined && time >= to) continue;
+      if (from !== undefined && time < from) break;
+      if (after && (time > after.time || (time === after.time && this.seq[i] >= afterSeq))) continue;
+      if (account !== undefined && this.account[i] !== account) continue;
+      if (key !== undefined && this.key[i] !== key) continue;
+      if (this.status[i] < low || this.status[i] > high) continue;
+      const row = this.stored(i);
+      if (!matchesRequest(filter, row)) continue;
+      if (rows.length === limit) {
+        const last = rows[rows.length - 1];
+        return { rows, next: positionOfId(last.logId) };
+      }
+      rows.push(row);
+    }
+    return { rows, next: null };
+  }
+
+  /** A row and its kept bodies, by its position. */
+  find(time: number, seq: number): { row: StoredRequestLog; bodies: RequestBodies | undefined } | undefined {
+    for (let i = this.tail - 1; i >= this.head; i--) {
+      if (this.time[i] === time && this.seq[i] === seq)
+        return { row: this.stored(i), bodies: this.bodies.get(seq) };
+      if (this.time[i] < time) return undefined;
+    }
+    return undefined;
+  }
+}
+
 /**
  * Embedded mode without a database: the last `requestRows` rows and `auditRows` changes of this process, and each
- * kept body for `bodyRetentionDays`. The same API as PostgreSQL; a restart forgets them.
+ * kept body for `bodyRetentionDays`. The same API as PostgreSQL; a restart forgets them. Rows are taken as they
+ * come (`take`): nothing waits in a queue.
  */
 export class MemoryLogStore implements LogStore {
   readonly kind = 'memory' as const;
-  private readonly requestRing: TimeRing<RequestLogRow & { bodies?: RequestBodies }>;
+  private readonly requestRing: RequestRing;
   private readonly auditRing: TimeRing<AuditRow>;
   /** Batches taken (by id), so a replayed batch is not added twice. */
   private readonly seen = new Set<string>();
@@ -146,7 +324,7 @@ export class MemoryLogStore implements LogStore {
       bodyRetentionDays: number;
     },
   ) {
-    this.requestRing = new TimeRing(options.requestRows);
+    this.requestRing = new RequestRing(options.requestRows);
     this.auditRing = new TimeRing(options.auditRows);
   }
 
@@ -157,13 +335,16 @@ export class MemoryLogStore implements LogStore {
     return true;
   }
 
+  /** One row, as its call ends. */
+  take(row: RequestLogRow, bodies?: RequestBodies): void {
+    this.requestRing.add(row, rowLine(row), bodies);
+  }
+
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
     if (!this.once(batchId)) return;
     const byRequest = new Map(bodies.map((b) => [`${b.time}|${b.requestId}`, b]));
-    for (const row of rows) {
-      const kept = byRequest.get(`${row.time}|${row.requestId}`);
-      this.requestRing.add(row.time, kept ? { ...row, bodies: kept } : row);
-    }
+    for (const row of rows)
+      this.requestRing.add(row, rowLine(row), byRequest.get(`${row.time}|${row.requestId}`));
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {
@@ -176,29 +357,16 @@ export class MemoryLogStore implements LogStore {
     limit: number,
     after?: Position,
   ): Promise<PageOf<StoredRequestLog>> {
-    const page = this.requestRing.page(
-      limit,
-      (r) => matchesRequest(filter, r),
-      after,
-      filter.from,
-      filter.to,
-    );
-    return {
-      rows: page.rows.map((e) => {
-        const { bodies: _bodies, ...row } = e.row;
-        return { ...row, logId: logIdOf(e.time, e.seq) };
-      }),
-      next: page.next,
-    };
+    return this.requestRing.page(filter, limit, after);
   }
 
   async request(logId: string) {
     const at = positionOfId(logId);
-    const e = at && this.requestRing.find(at.time, Number(at.seq));
-    if (!e) return null;
-    const { bodies, ...row } = e.row;
+    const found = at && this.requestRing.find(at.time, Number(at.seq));
+    if (!found) return null;
+    const { row, bodies } = found;
     const fresh = bodies && bodies.time >= Date.now() - this.options.bodyRetentionDays * DAY_MS;
-    return { ...row, logId, bodies: fresh ? bodies : null };
+    return { ...row, bodies: fresh ? bodies : null };
   }
 
   async audit(filter: AuditFilter, limit: number, after?: Position): Promise<PageOf<StoredAuditRow>> {

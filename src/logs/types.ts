@@ -121,6 +121,11 @@ export interface LogStore extends BodySettingsStore {
    * no-op. Throws when the store cannot take it now.
    */
   insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void>;
+  /**
+   * A store in this process takes each row as its call ends, without a queue or a batch (the writer's batching is
+   * for a database): a row then never waits long enough for the garbage collector to promote it.
+   */
+  take?(row: RequestLogRow, bodies?: RequestBodies): void;
   insertAudit(batchId: string, rows: AuditRow[]): Promise<void>;
   /** Newest first, after `after` (exclusive), at most `limit`. */
   requests(filter: RequestLogFilter, limit: number, after?: Position): Promise<PageOf<StoredRequestLog>>;

@@ -50,6 +50,9 @@ export class LogWriter {
 
   /** Bound once: a drop under overload costs an increment. */
   private readonly overloaded: { inc(): void };
+  /** The store's own `take`, when it keeps rows in this process; rows so taken are counted at the next flush. */
+  private readonly takeNow: ((row: RequestLogRow, bodies?: RequestBodies) => void) | undefined;
+  private taken = 0;
 
   constructor(
     private readonly store: LogStore,
@@ -59,12 +62,18 @@ export class LogWriter {
     private readonly logger: Logger,
   ) {
     this.overloaded = metrics.logsRowsDropped.labels('requests', 'overload');
+    this.takeNow = store.take?.bind(store);
     this.timer = setInterval(() => void this.flush(), options.flushMs);
     this.timer.unref();
   }
 
-  /** Queues a request row (and its kept bodies): no I/O, no promise. */
+  /** Queues a request row (and its kept bodies), or hands it to a store in this process: no I/O, no promise. */
   pushRequest(row: RequestLogRow, bodies?: RequestBodies): void {
+    if (this.takeNow && !this.closed) {
+      this.takeNow(row, bodies);
+      this.taken++;
+      return;
+    }
     if (this.requests.length >= this.options.bufferRows || this.closed) {
       this.overloaded.inc();
       return;
@@ -116,6 +125,10 @@ export class LogWriter {
   }
 
   private async drain(): Promise<void> {
+    if (this.taken) {
+      this.metrics.logsRowsWritten.inc({ table: 'requests' }, this.taken);
+      this.taken = 0;
+    }
     while (this.requests.length || this.audit.length) {
       const batch = this.take();
       await this.send(batch);

@@ -1,5 +1,9 @@
 import type http from 'node:http';
-import type { RouteSpec, VendorDefinition as AnyVendorDefinition, VendorName } from '../../src/gateway/vendor';
+import type {
+  RouteSpec,
+  VendorDefinition as AnyVendorDefinition,
+  VendorName,
+} from '../../src/gateway/vendor';
 
 /** The three vendors' own formats (their config, keys and mounts): what this suite covers. */
 type VendorDefinition = AnyVendorDefinition<VendorName>;

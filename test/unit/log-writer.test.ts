@@ -51,17 +51,24 @@ const value = async (
   return found?.value ?? 0;
 };
 
+/** The in-process ring as a database would be: rows come to it in batches, through the writer's queue. */
+function batchingStore(): MemoryLogStore {
+  const store = new MemoryLogStore({
+    requestRows: 1000,
+    auditRows: 10,
+    retentionDays: 1,
+    auditRetentionDays: 1,
+    bodyRetentionDays: 1,
+  });
+  (store as { take?: unknown }).take = undefined;
+  return store;
+}
+
 const options = { bufferRows: 100, batchRows: 10, flushMs: 60_000, oldestKept: () => 0 };
 
 describe('the log writer', () => {
   test('a full queue drops rows and counts them; a push never waits, even with the store stuck', async () => {
-    const store = new MemoryLogStore({
-      requestRows: 1000,
-      auditRows: 10,
-      retentionDays: 1,
-      auditRetentionDays: 1,
-      bodyRetentionDays: 1,
-    });
+    const store = batchingStore();
     // The store never answers: every batch handed to it stays in flight.
     store.insertRequests = () => new Promise(() => undefined);
     const metrics = createMetrics();
@@ -77,13 +84,7 @@ describe('the log writer', () => {
 
   test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
-    const store = new MemoryLogStore({
-      requestRows: 1000,
-      auditRows: 10,
-      retentionDays: 1,
-      auditRetentionDays: 1,
-      bodyRetentionDays: 1,
-    });
+    const store = batchingStore();
     const insert = store.insertRequests.bind(store);
     let down = true;
     store.insertRequests = (id, rows, bodies) =>
@@ -114,13 +115,7 @@ describe('the log writer', () => {
 
   test('the spill cap: past logs.spillMaxBytes rows are dropped and counted as spill_full', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
-    const store = new MemoryLogStore({
-      requestRows: 1000,
-      auditRows: 10,
-      retentionDays: 1,
-      auditRetentionDays: 1,
-      bodyRetentionDays: 1,
-    });
+    const store = batchingStore();
     store.insertRequests = () => Promise.reject(new Error('down'));
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 8000), options, metrics, quiet);

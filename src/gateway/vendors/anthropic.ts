@@ -60,6 +60,8 @@ function readUsage(u: Record<string, unknown>, acc: UsageAccumulator): void {
 const messages: UsageFormat = {
   // One search finds both events that matter (and message_stop, which is tiny and ignored).
   triggers: ['"message_'],
+  frame:
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
   reads: [['type'], ['message', 'model'], ['message', 'usage'], ['usage']],
   // The output count comes in message_delta, after the last block stops (and no other starts).
   ending: ['"content_block_stop"'],

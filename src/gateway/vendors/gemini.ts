@@ -70,6 +70,8 @@ function readGrounding(candidates: unknown, acc: UsageAccumulator): void {
 /** Every chunk of a stream may carry `usageMetadata` with the running totals; the last one counts. */
 const generateContent: UsageFormat = {
   triggers: ['"usageMetadata"', '"groundingMetadata"'],
+  frame:
+    'data: {"candidates": [{"content": {"parts": [{"text": "x"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": 12,"totalTokenCount": 21},"modelVersion": "gemini-2.5-flash","responseId": "x1bFaK3tBoeNnvgPq_WOoAQ"}\r\n\r\n',
   reads: [['modelVersion'], ['usageMetadata']],
   event(e, acc) {
     acc.model = str(e.modelVersion) ?? acc.model;

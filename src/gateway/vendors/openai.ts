@@ -72,6 +72,8 @@ function readToolCalls(output: unknown, acc: UsageAccumulator): void {
  */
 const responses: UsageFormat = {
   triggers: ['"response.completed"', '"response.incomplete"', '"response.failed"'],
+  frame:
+    'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_67c9fdcecf488190bdd9a0409de3a1ec","output_index":0,"content_index":0,"delta":"x"}\n\n',
   reads: [
     ['response', 'model'],
     ['response', 'usage'],
@@ -111,6 +113,8 @@ const responsesWhole: UsageFormat = {
 /** Chat completions and completions: the last chunk carries `usage` when `stream_options.include_usage` is set. */
 const chat: UsageFormat = {
   triggers: ['"prompt_tokens"'],
+  frame:
+    'data: {"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741569952,"model":"gpt-4.1-2025-04-14","service_tier":"default","system_fingerprint":"fp_3f58d112f7","choices":[{"index":0,"delta":{"content":"x"},"logprobs":null,"finish_reason":null}]}\n\n',
   reads: [['model'], ['usage'], ['service_tier']],
   // A choice's finish reason (not null): the usage-only chunk follows.
   ending: ['"finish_reason":"'],

@@ -1,0 +1,77 @@
+import type { RequestLogRow, Surface } from './types';
+
+/**
+ * A request row as one line: the JSON array of its values in the insert's column order. A call's row is encoded
+ * once, when the call ends; the line is what the in-process ring keeps (bytes outside the JS heap) and what a batch
+ * sends to PostgreSQL (`[line,line,...]`, unpacked by jsonb_array_elements). PostgreSQL's text cannot hold NUL, so
+ * a `\u0000` escape is dropped here, for both stores alike.
+ */
+export function rowLine(r: RequestLogRow): string {
+  const line = JSON.stringify([
+    r.time,
+    r.requestId,
+    r.accountId,
+    r.keyId,
+    r.surface,
+    r.method,
+    r.route,
+    r.model,
+    r.upstream,
+    r.upstreamModel,
+    r.status,
+    r.errorType,
+    r.inputTokens,
+    r.outputTokens,
+    r.cachedTokens,
+    r.cacheWriteTokens,
+    r.reasoningTokens,
+    r.costMicros,
+    r.latencyMs,
+    r.ttfbMs,
+    r.userAgent,
+    r.clientIp,
+    r.taskId,
+    r.batchId,
+    r.requestBytes,
+    r.responseBytes,
+  ]);
+  return line.includes('\\u0000') ? withoutNul(line) : line;
+}
+
+/** Drops every `\u0000` escape of a JSON text (one whose backslash is not itself escaped). */
+export function withoutNul(json: string): string {
+  return json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1');
+}
+
+/** The row a line holds. */
+export function rowOfLine(line: string): RequestLogRow {
+  const v = JSON.parse(line) as unknown[];
+  return {
+    time: v[0] as number,
+    requestId: v[1] as string,
+    accountId: v[2] as string | null,
+    keyId: v[3] as string | null,
+    surface: v[4] as Surface,
+    method: v[5] as string,
+    route: v[6] as string,
+    model: v[7] as string | null,
+    upstream: v[8] as string | null,
+    upstreamModel: v[9] as string | null,
+    status: v[10] as number,
+    errorType: v[11] as string | null,
+    inputTokens: v[12] as number | null,
+    outputTokens: v[13] as number | null,
+    cachedTokens: v[14] as number | null,
+    cacheWriteTokens: v[15] as number | null,
+    reasoningTokens: v[16] as number | null,
+    costMicros: v[17] as number,
+    latencyMs: v[18] as number,
+    ttfbMs: v[19] as number | null,
+    userAgent: v[20] as string | null,
+    clientIp: v[21] as string | null,
+    taskId: v[22] as string | null,
+    batchId: v[23] as string | null,
+    requestBytes: v[24] as number | null,
+    responseBytes: v[25] as number | null,
+  };
+}
