@@ -121,6 +121,15 @@ async function profileOnce(main: string, route: string, upstreamPort: number): P
   const file = fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no profile written in ${dir}`);
   const profile = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Profile;
+  // BENCH_PROFILE_KEEP=<dir>: the profiles stay there (for Chrome's DevTools), named by build and route.
+  const keep = process.env.BENCH_PROFILE_KEEP;
+  if (keep) {
+    fs.mkdirSync(keep, { recursive: true });
+    fs.copyFileSync(
+      path.join(dir, file),
+      path.join(keep, `${path.basename(path.dirname(path.dirname(main)))}-${route}.cpuprofile`),
+    );
+  }
   fs.rmSync(dir, { recursive: true, force: true });
   const perUnit = new Map<string, number>();
   for (const [frame, us] of selfTimes(profile, from, to)) perUnit.set(frame, us / units);

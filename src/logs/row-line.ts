@@ -7,36 +7,15 @@ import type { RequestLogRow, Surface } from './types';
  * a `\u0000` escape is dropped here, for both stores alike.
  */
 export function rowLine(r: RequestLogRow): string {
-  const line = JSON.stringify([
-    r.time,
-    r.requestId,
-    r.accountId,
-    r.keyId,
-    r.surface,
-    r.method,
-    r.route,
-    r.model,
-    r.upstream,
-    r.upstreamModel,
-    r.status,
-    r.errorType,
-    r.inputTokens,
-    r.outputTokens,
-    r.cachedTokens,
-    r.cacheWriteTokens,
-    r.reasoningTokens,
-    r.costMicros,
-    r.latencyMs,
-    r.ttfbMs,
-    r.userAgent,
-    r.clientIp,
-    r.taskId,
-    r.batchId,
-    r.requestBytes,
-    r.responseBytes,
-  ]);
+  const line = `[${num(r.time)},${str(r.requestId)},${str(r.accountId)},${str(r.keyId)},${str(r.surface)},${str(r.method)},${str(r.route)},${str(r.model)},${str(r.upstream)},${str(r.upstreamModel)},${num(r.status)},${str(r.errorType)},${num(r.inputTokens)},${num(r.outputTokens)},${num(r.cachedTokens)},${num(r.cacheWriteTokens)},${num(r.reasoningTokens)},${num(r.costMicros)},${num(r.latencyMs)},${num(r.ttfbMs)},${str(r.userAgent)},${str(r.clientIp)},${str(r.taskId)},${str(r.batchId)},${num(r.requestBytes)},${num(r.responseBytes)}]`;
   return line.includes('\\u0000') ? withoutNul(line) : line;
 }
+
+/** What JSON.stringify would make of each value, without its walk over an array: the line is built once per call. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+const str = (s: string | null): string =>
+  s === null ? 'null' : NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
+const num = (n: number | null): string => (n !== null && Number.isFinite(n) ? String(n) : 'null');
 
 /** Drops every `\u0000` escape of a JSON text (one whose backslash is not itself escaped). */
 export function withoutNul(json: string): string {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { MemoryLogStore } from '../../src/logs/memory';
 import { rowLine, rowOfLine } from '../../src/logs/row-line';
 import type { RequestLogRow } from '../../src/logs/types';
@@ -49,6 +50,19 @@ describe('the in-process request ring', () => {
     expect(rowOfLine(rowLine(r))).toEqual(r);
     // PostgreSQL's text holds no NUL: dropped for both stores alike; an escaped backslash before it stays.
     expect(rowOfLine(rowLine(row(1, { userAgent: 'a\u0000b\\\u0000' }))).userAgent).toBe('ab\\');
+  });
+
+  test('a line is the JSON array of the values, for any text and number', () => {
+    const text = fc.option(fc.string({ unit: 'binary', maxLength: 12 }));
+    const number = fc.option(fc.oneof(fc.integer(), fc.double()));
+    fc.assert(
+      fc.property(text, text, number, number, (agent, model, tokens, latency) => {
+        const r = row(1, { userAgent: agent, model, inputTokens: tokens, latencyMs: latency ?? 0 });
+        const line = rowLine(r);
+        expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify(Object.values(r)).replace(/\\u0000/g, '')));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test('keeps the newest rows in time order, pages newest first with filters, and finds a row by its id', async () => {
