@@ -341,10 +341,26 @@ export class MemoryLogStore implements LogStore {
   }
 
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
+    await this.insertLines(
+      batchId,
+      rows.map(rowLine),
+      rows.map((r) => r.time),
+      bodies,
+    );
+  }
+
+  async insertLines(
+    batchId: string,
+    lines: string[],
+    _times: number[],
+    bodies: RequestBodies[],
+  ): Promise<void> {
     if (!this.once(batchId)) return;
     const byRequest = new Map(bodies.map((b) => [`${b.time}|${b.requestId}`, b]));
-    for (const row of rows)
-      this.requestRing.add(row, rowLine(row), byRequest.get(`${row.time}|${row.requestId}`));
+    for (const line of lines) {
+      const row = rowOfLine(line);
+      this.requestRing.add(row, line, byRequest.get(`${row.time}|${row.requestId}`));
+    }
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {

@@ -3,12 +3,37 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { rowLine } from './row-line';
 import type { AuditRow, RequestBodies, RequestLogRow } from './types';
 
-/** One batch as spilled: the writer's batch id travels with it, so a replay is idempotent. */
+/**
+ * One batch of the writer: its id travels with it, so a replay is idempotent. Request rows are their lines
+ * (./row-line.ts) and times.
+ */
 export type SpilledBatch =
-  | { id: string; kind: 'requests'; rows: RequestLogRow[]; bodies: RequestBodies[] }
+  | { id: string; kind: 'requests'; lines: string[]; times: number[]; bodies: RequestBodies[] }
   | { id: string; kind: 'audit'; rows: AuditRow[] };
+
+export const batchRows = (batch: SpilledBatch): number =>
+  batch.kind === 'audit' ? batch.rows.length : batch.lines.length;
+
+/** A batch as one line of a spill file: request rows as their lines, which are JSON arrays already. */
+function spillLine(batch: SpilledBatch): string {
+  if (batch.kind === 'audit') return `${JSON.stringify(batch)}\n`;
+  const { id, bodies, lines } = batch;
+  return `{"id":${JSON.stringify(id)},"kind":"requests","bodies":${JSON.stringify(bodies)},"values":[${lines.join(',')}]}\n`;
+}
+
+/** A spill file's line as a batch; request rows come as value arrays, or as objects (an earlier version's files). */
+function batchOfLine(line: string): SpilledBatch {
+  const read = JSON.parse(line) as
+    | { id: string; kind: 'requests'; values?: unknown[][]; rows?: RequestLogRow[]; bodies: RequestBodies[] }
+    | { id: string; kind: 'audit'; rows: AuditRow[] };
+  if (read.kind === 'audit') return read;
+  const lines = read.values ? read.values.map((v) => JSON.stringify(v)) : (read.rows ?? []).map(rowLine);
+  const times = read.values ? read.values.map((v) => v[0] as number) : (read.rows ?? []).map((r) => r.time);
+  return { id: read.id, kind: 'requests', lines, times, bodies: read.bodies ?? [] };
+}
 
 /** A spill file untouched this long belongs to no live process (its writer died): any process may replay it. */
 const ORPHAN_MS = 30_000;
@@ -36,7 +61,7 @@ export class LogSpill {
 
   /** Appends a batch; false when the cap is reached or the disk refuses (the caller counts the rows dropped). */
   async write(batch: SpilledBatch): Promise<boolean> {
-    const line = `${JSON.stringify(batch)}\n`;
+    const line = spillLine(batch);
     if (this.bytes + line.length > this.maxBytes) return false;
     try {
       await fs.mkdir(this.dir, { recursive: true });
@@ -104,12 +129,12 @@ export class LogSpill {
           if (!line.trim()) continue;
           let batch: SpilledBatch;
           try {
-            batch = JSON.parse(line) as SpilledBatch;
+            batch = batchOfLine(line);
           } catch {
             continue; // a line cut by a crash mid-write: nothing of it can be read
           }
           await insert(batch);
-          done[batch.kind] += batch.rows.length;
+          done[batch.kind] += batchRows(batch);
         }
       } finally {
         lines.close();

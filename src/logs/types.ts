@@ -121,6 +121,8 @@ export interface LogStore extends BodySettingsStore {
    * no-op. Throws when the store cannot take it now.
    */
   insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void>;
+  /** The same, the rows as their lines (./row-line.ts) and their times: how the writer sends them. */
+  insertLines(batchId: string, lines: string[], times: number[], bodies: RequestBodies[]): Promise<void>;
   /**
    * A store in this process takes each row as its call ends, without a queue or a batch (the writer's batching is
    * for a database): a row then never waits long enough for the garbage collector to promote it.

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import type { LogSpill, SpilledBatch } from './spill';
+import { rowLine } from './row-line';
+import { batchRows, type LogSpill, type SpilledBatch } from './spill';
 import type { AuditRow, LogStore, RequestBodies, RequestLogRow } from './types';
 
 export interface WriterOptions {
@@ -32,9 +33,17 @@ const MAX_RETRY_MS = 5000;
  * waiting on the store, until a write goes through again; then the spilled batches are replayed.
  */
 export class LogWriter {
-  private requests: RequestLogRow[] = [];
-  /** The kept bodies of queued rows (the few calls whose mode is `full`). */
-  private readonly bodies = new Map<RequestLogRow, RequestBodies>();
+  /**
+   * Queued request rows, as their lines and times: a row waits up to `flushMs`, long enough for the garbage
+   * collector to promote what waits, and one flat string is cheap to promote where a row's objects are not.
+   */
+  private lines: string[] = [];
+  private times: number[] = [];
+  /** The kept bodies of queued rows (the few calls whose mode is `full`), by the row's place in the queue's life. */
+  private kept: { at: number; bodies: RequestBodies }[] = [];
+  /** Rows queued, and rows taken from the queue, since the start. */
+  private queued = 0;
+  private dequeued = 0;
   private audit: AuditRow[] = [];
   private chain: Promise<void> = Promise.resolve();
   /** The drain queued behind the running one, not started yet. */
@@ -74,13 +83,15 @@ export class LogWriter {
       this.taken++;
       return;
     }
-    if (this.requests.length >= this.options.bufferRows || this.closed) {
+    if (this.lines.length >= this.options.bufferRows || this.closed) {
       this.overloaded.inc();
       return;
     }
-    this.requests.push(row);
-    if (bodies) this.bodies.set(row, bodies);
-    if (this.requests.length >= this.options.batchRows) this.flushSoon();
+    this.lines.push(rowLine(row));
+    this.times.push(row.time);
+    if (bodies) this.kept.push({ at: this.queued, bodies });
+    this.queued++;
+    if (this.lines.length >= this.options.batchRows) this.flushSoon();
   }
 
   pushAudit(row: AuditRow): void {
@@ -102,7 +113,7 @@ export class LogWriter {
   }
 
   get depth(): { requests: number; audit: number } {
-    return { requests: this.requests.length, audit: this.audit.length };
+    return { requests: this.lines.length, audit: this.audit.length };
   }
 
   /**
@@ -129,11 +140,11 @@ export class LogWriter {
       this.metrics.logsRowsWritten.inc({ table: 'requests' }, this.taken);
       this.taken = 0;
     }
-    while (this.requests.length || this.audit.length) {
+    while (this.lines.length || this.audit.length) {
       const batch = this.take();
       await this.send(batch);
     }
-    this.metrics.logsQueueRows.set({ table: 'requests' }, this.requests.length);
+    this.metrics.logsQueueRows.set({ table: 'requests' }, this.lines.length);
     this.metrics.logsQueueRows.set({ table: 'audit' }, this.audit.length);
     // Down with nothing to send (traffic stopped during the outage): a ping says when the spill can be replayed.
     if (this.down && this.spill && Date.now() >= this.retryAt) await this.probe();
@@ -161,21 +172,31 @@ export class LogWriter {
       const rows = this.audit.splice(0, this.options.batchRows);
       return { id, kind: 'audit', rows: this.fresh('audit', rows) };
     }
-    const queued = this.requests.splice(0, this.options.batchRows);
-    const bodies: RequestBodies[] = [];
-    if (this.bodies.size)
-      for (const row of queued) {
-        const kept = this.bodies.get(row);
-        if (kept) {
-          bodies.push(kept);
-          this.bodies.delete(row);
-        }
-      }
-    return { id, kind: 'requests', rows: this.fresh('requests', queued), bodies };
+    const n = Math.min(this.lines.length, this.options.batchRows);
+    let lines = this.lines.splice(0, n);
+    let times = this.times.splice(0, n);
+    this.dequeued += n;
+    let bodies: RequestBodies[] = [];
+    if (this.kept.length) {
+      const upTo = this.kept.findIndex((k) => k.at >= this.dequeued);
+      const taken = this.kept.splice(0, upTo === -1 ? this.kept.length : upTo);
+      bodies = taken.map((k) => k.bodies);
+    }
+    const oldest = this.options.oldestKept('requests');
+    if (times.some((t) => t < oldest)) {
+      const keep = times.map((t) => t >= oldest);
+      this.metrics.logsRowsDropped.inc(
+        { table: 'requests', reason: 'expired' },
+        keep.filter((k) => !k).length,
+      );
+      lines = lines.filter((_, i) => keep[i]);
+      times = times.filter((_, i) => keep[i]);
+    }
+    return { id, kind: 'requests', lines, times, bodies };
   }
 
   /** Drops (and counts) rows older than the retention: their day is gone, or going. */
-  private fresh<T extends { time: number }>(table: 'requests' | 'audit', rows: T[]): T[] {
+  private fresh(table: 'audit', rows: AuditRow[]): AuditRow[] {
     const oldest = this.options.oldestKept(table);
     if (rows.length === 0 || rows[0].time >= oldest) {
       if (rows.every((r) => r.time >= oldest)) return rows;
@@ -187,15 +208,15 @@ export class LogWriter {
 
   private async insert(batch: SpilledBatch): Promise<void> {
     if (batch.kind === 'audit') await this.store.insertAudit(batch.id, batch.rows);
-    else await this.store.insertRequests(batch.id, batch.rows, batch.bodies);
+    else await this.store.insertLines(batch.id, batch.lines, batch.times, batch.bodies);
   }
 
   private async send(batch: SpilledBatch): Promise<void> {
-    if (batch.rows.length === 0) return;
+    if (batchRows(batch) === 0) return;
     if (!this.down || Date.now() >= this.retryAt) {
       try {
         await this.insert(batch);
-        this.metrics.logsRowsWritten.inc({ table: batch.kind }, batch.rows.length);
+        this.metrics.logsRowsWritten.inc({ table: batch.kind }, batchRows(batch));
         if (this.down) {
           this.logger.warn('the log database takes rows again; replaying what was spilled');
           this.down = false;
@@ -216,17 +237,17 @@ export class LogWriter {
 
   /** A batch the database will never take: dropped and counted, logged with its error (never its rows). */
   private refused(batch: SpilledBatch, err: unknown): void {
-    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'refused' }, batch.rows.length);
+    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'refused' }, batchRows(batch));
     this.logger.error({ err }, 'the log database refused a batch of rows; dropped');
   }
 
   private async spillOut(batch: SpilledBatch): Promise<void> {
     if (this.spill && (await this.spill.write(batch))) {
-      this.metrics.logsRowsSpilled.inc({ table: batch.kind }, batch.rows.length);
+      this.metrics.logsRowsSpilled.inc({ table: batch.kind }, batchRows(batch));
       this.replayDue = true;
       return;
     }
-    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'spill_full' }, batch.rows.length);
+    this.metrics.logsRowsDropped.inc({ table: batch.kind, reason: 'spill_full' }, batchRows(batch));
   }
 
   private async replay(): Promise<void> {

@@ -70,7 +70,7 @@ describe('the log writer', () => {
   test('a full queue drops rows and counts them; a push never waits, even with the store stuck', async () => {
     const store = batchingStore();
     // The store never answers: every batch handed to it stays in flight.
-    store.insertRequests = () => new Promise(() => undefined);
+    store.insertLines = () => new Promise(() => undefined);
     const metrics = createMetrics();
     const writer = new LogWriter(store, undefined, options, metrics, quiet);
     for (let i = 0; i < 250; i++) writer.pushRequest(row(i));
@@ -85,10 +85,10 @@ describe('the log writer', () => {
   test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
-    const insert = store.insertRequests.bind(store);
+    const insert = store.insertLines.bind(store);
     let down = true;
-    store.insertRequests = (id, rows, bodies) =>
-      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, rows, bodies);
+    store.insertLines = (id, lines, times, bodies) =>
+      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, lines, times, bodies);
     store.ping = () => (down ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve());
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 1 << 20), options, metrics, quiet);
@@ -113,10 +113,39 @@ describe('the log writer', () => {
     }
   });
 
+  test('a spill file an earlier version wrote (rows as objects) is replayed as well', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
+    const store = batchingStore();
+    const old = {
+      id: '00000000-0000-4000-8000-00000000000a',
+      kind: 'requests',
+      rows: [row(1, 1_800_000_000_001), row(2, 1_800_000_000_002)],
+      bodies: [],
+    };
+    fs.writeFileSync(path.join(dir, 'spill-gone-1-x-1.jsonl'), `${JSON.stringify(old)}\n`);
+    const past = new Date(Date.now() - 60_000);
+    fs.utimesSync(path.join(dir, 'spill-gone-1-x-1.jsonl'), past, past);
+    try {
+      const done = await new LogSpill(dir, 1 << 20).replay((batch) =>
+        batch.kind === 'requests'
+          ? store.insertLines(batch.id, batch.lines, batch.times, batch.bodies)
+          : undefined!,
+      );
+      expect(done).toEqual({ requests: 2, audit: 0 });
+      const page = await store.requests({}, 10);
+      expect(page.rows.map(({ logId: _id, ...r }) => r)).toEqual([
+        row(2, 1_800_000_000_002),
+        row(1, 1_800_000_000_001),
+      ]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the spill cap: past logs.spillMaxBytes rows are dropped and counted as spill_full', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
-    store.insertRequests = () => Promise.reject(new Error('down'));
+    store.insertLines = () => Promise.reject(new Error('down'));
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 8000), options, metrics, quiet);
     try {

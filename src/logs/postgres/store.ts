@@ -1,4 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
+import { rowLine, withoutNul } from '../row-line';
 import type { Logger } from '../../observability/logger';
 import type { BodyMode } from '../bodies';
 import { logIdOf, positionOfId } from '../memory';
@@ -60,7 +61,7 @@ const SELECT_REQUEST = `SELECT round(extract(epoch FROM time) * 1000)::float8 AS
  * of an array of objects, and JSON.stringify is native, where the client's own array parameters cost about five
  * times as much per row, measured), read back with `jsonb_array_elements`; the batch's id goes into log_batches in
  * the same statement, so a batch replayed after a lost reply is refused whole. Kept bodies go in the same statement.
- * The position of each value is REQUEST_FIELDS' order.
+ * The position of each value is a row line's (../row-line.ts).
  */
 const INSERT_REQUESTS = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1)),
 bodies AS (
@@ -75,38 +76,6 @@ INSERT INTO request_logs (time, request_id, account_id, key_id, surface, method,
 SELECT to_timestamp((e->>0)::float8 / 1000.0), (e->>1), (e->>2), (e->>3), (e->>4), (e->>5), (e->>6), (e->>7), (e->>8), (e->>9), (e->>10)::int2, (e->>11), (e->>12)::int4, (e->>13)::int4, (e->>14)::int4, (e->>15)::int4, (e->>16)::int4, (e->>17)::int8, (e->>18)::float4, (e->>19)::float4, (e->>20), (e->>21), (e->>22), (e->>23), (e->>24)::int8, (e->>25)::int8
 FROM jsonb_array_elements($2::jsonb) AS e`;
 
-/** A request row's values in the insert's order. */
-function requestValues(r: RequestLogRow): unknown[] {
-  return [
-    r.time,
-    r.requestId,
-    r.accountId,
-    r.keyId,
-    r.surface,
-    r.method,
-    r.route,
-    r.model,
-    r.upstream,
-    r.upstreamModel,
-    r.status,
-    r.errorType,
-    r.inputTokens,
-    r.outputTokens,
-    r.cachedTokens,
-    r.cacheWriteTokens,
-    r.reasoningTokens,
-    r.costMicros,
-    r.latencyMs,
-    r.ttfbMs,
-    r.userAgent,
-    r.clientIp,
-    r.taskId,
-    r.batchId,
-    r.requestBytes,
-    r.responseBytes,
-  ];
-}
-
 const INSERT_AUDIT = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1))
 INSERT INTO audit_log (time, actor, action, target, account_id, before, after, request_id, client_ip)
 SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4, e->5, e->6, e->>7, e->>8
@@ -118,7 +87,7 @@ FROM jsonb_array_elements($2::jsonb) AS e`;
  */
 function batchJson(rows: readonly unknown[]): string {
   const json = JSON.stringify(rows);
-  return json.includes('\\u0000') ? json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1') : json;
+  return json.includes('\\u0000') ? withoutNul(json) : json;
 }
 
 /** A WHERE clause built from the filters, with its parameters numbered from 1. */
@@ -259,15 +228,26 @@ export class PostgresLogStore implements LogStore {
   }
 
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
+    await this.insertLines(
+      batchId,
+      rows.map(rowLine),
+      rows.map((r) => r.time),
+      bodies,
+    );
+  }
+
+  async insertLines(
+    batchId: string,
+    lines: string[],
+    times: number[],
+    bodies: RequestBodies[],
+  ): Promise<void> {
     const params = [
       batchId,
-      batchJson(rows.map(requestValues)),
+      `[${lines.join(',')}]`,
       batchJson(bodies.map((b) => [b.time, b.requestId, b.accountId, b.requestBody, b.responseBody])),
     ];
-    await this.inserting(
-      rows.map((r) => r.time),
-      () => this.pool.query(INSERT_REQUESTS, params),
-    );
+    await this.inserting(times, () => this.pool.query(INSERT_REQUESTS, params));
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {
