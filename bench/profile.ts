@@ -85,6 +85,10 @@ async function profileOnce(main: string, route: string, upstreamPort: number): P
       ANTHROPIC_API_KEY: VENDOR_KEY,
       GENWAY_OPENAI_BASE_URL: `http://127.0.0.1:${upstreamPort}`,
       OPENAI_API_KEY: VENDOR_KEY,
+      // BENCH_PROFILE_DATABASE_URL: request logs to that PostgreSQL (each run its own spill directory).
+      ...(process.env.BENCH_PROFILE_DATABASE_URL
+        ? { DATABASE_URL: process.env.BENCH_PROFILE_DATABASE_URL, GENWAY_LOGS_SPILL_DIR: `${dir}/spill` }
+        : {}),
       ...(ON_REDIS ? { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix } : {}),
     },
     main,

@@ -1,5 +1,5 @@
 import type { BodyMode } from './bodies';
-import { rowLine, rowOfLine } from './row-line';
+import { rowOfLine } from './row-line';
 import type {
   AuditFilter,
   AuditRow,
@@ -11,6 +11,7 @@ import type {
   RequestLogRow,
   StoredAuditRow,
   StoredRequestLog,
+  Surface,
 } from './types';
 
 const DAY_MS = 86_400_000;
@@ -127,42 +128,178 @@ export function positionOfId(logId: string): Position | null {
   return m ? { time: Number(m[1]), seq: m[2] } : null;
 }
 
-/** Bytes per segment of the request ring: rows are appended to the newest; a segment goes once its last row did. */
-const SEGMENT_BYTES = 1 << 20;
+/** Rows per block of the request ring: a block holds its rows' values and the strings they name. */
+const BLOCK_ROWS = 4096;
 /** Index slots the request ring starts with (it doubles up to twice its capacity, then compacts in place). */
 const FIRST_SLOTS = 4096;
 
-interface Segment {
-  readonly buf: Buffer;
-  used: number;
-  /** Rows of this segment still in the ring. */
-  live: number;
+/** A row's numbers, in a block's `numbers` (null is NaN). */
+const N_TIME = 0;
+const N_STATUS = 1;
+const N_INPUT = 2;
+const N_OUTPUT = 3;
+const N_CACHED = 4;
+const N_CACHE_WRITE = 5;
+const N_REASONING = 6;
+const N_COST = 7;
+const N_LATENCY = 8;
+const N_TTFB = 9;
+const N_REQUEST_BYTES = 10;
+const N_RESPONSE_BYTES = 11;
+const NUMBERS = 12;
+
+/** A row's strings but its request id, as ids into its block's strings (0 is null): most repeat row to row. */
+const S_ACCOUNT = 0;
+const S_KEY = 1;
+const S_SURFACE = 2;
+const S_METHOD = 3;
+const S_ROUTE = 4;
+const S_MODEL = 5;
+const S_UPSTREAM = 6;
+const S_UPSTREAM_MODEL = 7;
+const S_ERROR = 8;
+const S_AGENT = 9;
+const S_IP = 10;
+const S_TASK = 11;
+const S_BATCH = 12;
+const STRINGS = 13;
+
+/**
+ * Up to BLOCK_ROWS rows' values in typed arrays, and the distinct strings they name (a key, a model, a user agent
+ * repeat from call to call: each is held once per block). A block goes when its last row does.
+ */
+class Block {
+  readonly numbers = new Float64Array(BLOCK_ROWS * NUMBERS);
+  readonly strings = new Int32Array(BLOCK_ROWS * STRINGS);
+  readonly texts: string[] = [''];
+  private readonly ids = new Map<string, number>();
+  /** Each field's last string and its id: a field most often names what the row before named. */
+  private readonly lastText: (string | null)[] = new Array<string | null>(STRINGS).fill(null);
+  private readonly lastId = new Int32Array(STRINGS);
+  /** The request ids (unique to a row: held as they are, not looked up). */
+  readonly requestIds: string[] = [];
+  rows = 0;
+  live = 0;
+
+  private idOf(field: number, text: string | null): number {
+    if (text === null) return 0;
+    if (text === this.lastText[field]) return this.lastId[field];
+    let id = this.ids.get(text);
+    if (id === undefined) {
+      id = this.texts.push(text) - 1;
+      this.ids.set(text, id);
+    }
+    this.lastText[field] = text;
+    this.lastId[field] = id;
+    return id;
+  }
+
+  /** The id a filter's value has here: -1 when no row of this block names it. */
+  knownId(text: string): number {
+    return this.ids.get(text) ?? -1;
+  }
+
+  add(r: RequestLogRow): number {
+    const row = this.rows++;
+    const n = row * NUMBERS;
+    const v = this.numbers;
+    v[n + N_TIME] = r.time;
+    v[n + N_STATUS] = r.status;
+    v[n + N_INPUT] = r.inputTokens ?? NaN;
+    v[n + N_OUTPUT] = r.outputTokens ?? NaN;
+    v[n + N_CACHED] = r.cachedTokens ?? NaN;
+    v[n + N_CACHE_WRITE] = r.cacheWriteTokens ?? NaN;
+    v[n + N_REASONING] = r.reasoningTokens ?? NaN;
+    v[n + N_COST] = r.costMicros;
+    v[n + N_LATENCY] = r.latencyMs;
+    v[n + N_TTFB] = r.ttfbMs ?? NaN;
+    v[n + N_REQUEST_BYTES] = r.requestBytes ?? NaN;
+    v[n + N_RESPONSE_BYTES] = r.responseBytes ?? NaN;
+    const s = row * STRINGS;
+    const t = this.strings;
+    this.requestIds.push(r.requestId);
+    t[s + S_ACCOUNT] = this.idOf(S_ACCOUNT, r.accountId);
+    t[s + S_KEY] = this.idOf(S_KEY, r.keyId);
+    t[s + S_SURFACE] = this.idOf(S_SURFACE, r.surface);
+    t[s + S_METHOD] = this.idOf(S_METHOD, r.method);
+    t[s + S_ROUTE] = this.idOf(S_ROUTE, r.route);
+    t[s + S_MODEL] = this.idOf(S_MODEL, r.model);
+    t[s + S_UPSTREAM] = this.idOf(S_UPSTREAM, r.upstream);
+    t[s + S_UPSTREAM_MODEL] = this.idOf(S_UPSTREAM_MODEL, r.upstreamModel);
+    t[s + S_ERROR] = this.idOf(S_ERROR, r.errorType);
+    t[s + S_AGENT] = this.idOf(S_AGENT, r.userAgent);
+    t[s + S_IP] = this.idOf(S_IP, r.clientIp);
+    t[s + S_TASK] = this.idOf(S_TASK, r.taskId);
+    t[s + S_BATCH] = this.idOf(S_BATCH, r.batchId);
+    this.live++;
+    return row;
+  }
+
+  stringAt(row: number, field: number): number {
+    return this.strings[row * STRINGS + field];
+  }
+
+  numberAt(row: number, field: number): number {
+    return this.numbers[row * NUMBERS + field];
+  }
+
+  row(row: number): RequestLogRow {
+    const v = this.numbers;
+    const n = row * NUMBERS;
+    const num = (i: number) => (Number.isNaN(v[n + i]) ? null : v[n + i]);
+    const s = row * STRINGS;
+    const str = (i: number) => {
+      const id = this.strings[s + i];
+      return id === 0 ? null : this.texts[id];
+    };
+    return {
+      time: v[n + N_TIME],
+      requestId: this.requestIds[row],
+      accountId: str(S_ACCOUNT),
+      keyId: str(S_KEY),
+      surface: str(S_SURFACE) as Surface,
+      method: str(S_METHOD)!,
+      route: str(S_ROUTE)!,
+      model: str(S_MODEL),
+      upstream: str(S_UPSTREAM),
+      upstreamModel: str(S_UPSTREAM_MODEL),
+      status: v[n + N_STATUS],
+      errorType: str(S_ERROR),
+      inputTokens: num(N_INPUT),
+      outputTokens: num(N_OUTPUT),
+      cachedTokens: num(N_CACHED),
+      cacheWriteTokens: num(N_CACHE_WRITE),
+      reasoningTokens: num(N_REASONING),
+      costMicros: v[n + N_COST],
+      latencyMs: v[n + N_LATENCY],
+      ttfbMs: num(N_TTFB),
+      userAgent: str(S_AGENT),
+      clientIp: str(S_IP),
+      taskId: str(S_TASK),
+      batchId: str(S_BATCH),
+      requestBytes: num(N_REQUEST_BYTES),
+      responseBytes: num(N_RESPONSE_BYTES),
+    };
+  }
 }
 
 /**
- * The request rows of this process, at most `capacity`, in time order (then arrival), newest kept. Each row is its
- * line (./row-line.ts) written into 1 MiB buffers, with its time, sequence, place, account, key and status in typed
- * arrays: a hundred thousand rows are a few dozen buffers to the garbage collector, not a few hundred thousand
- * objects it would promote and trace while the gateway runs. Filters on account, key and status are read off the
- * index; a row is parsed only when a query reaches it. Rows arrive nearly in order (a call's row is written when it
- * ends), so an insert moves the index a step or two.
+ * The request rows of this process, at most `capacity`, in time order (then arrival), newest kept. A row's values go
+ * into typed arrays of its block, as they are: nothing is encoded or copied per call, and a hundred thousand rows are
+ * a few dozen blocks to the garbage collector, not a few hundred thousand objects it would promote and trace while
+ * the gateway runs. The index (time, sequence, block, row) is kept in time order; rows arrive nearly in order (a
+ * call's row is written when it ends), so an insert moves it a step or two.
  */
 class RequestRing {
   private time = new Float64Array(FIRST_SLOTS);
   private seq = new Float64Array(FIRST_SLOTS);
-  private seg = new Int32Array(FIRST_SLOTS);
-  private off = new Int32Array(FIRST_SLOTS);
-  private len = new Int32Array(FIRST_SLOTS);
-  private account = new Int32Array(FIRST_SLOTS);
-  private key = new Int32Array(FIRST_SLOTS);
-  private status = new Uint16Array(FIRST_SLOTS);
+  private block = new Int32Array(FIRST_SLOTS);
+  private row = new Int32Array(FIRST_SLOTS);
   private head = 0;
   private tail = 0;
   private lastSeq = 0;
-  private readonly segments = new Map<number, Segment>();
+  private readonly blocks = new Map<number, Block>();
   private current = -1;
-  /** Account and key ids as small numbers (0 for none): what the index holds and filters compare. */
-  private readonly ids = new Map<string, number>();
   /** Kept bodies (`logs.bodies: full`), by row sequence: the few calls that have them. */
   private readonly bodies = new Map<number, RequestBodies>();
 
@@ -172,47 +309,26 @@ class RequestRing {
     return this.tail - this.head;
   }
 
-  private idOf(value: string | null): number {
-    if (value === null) return 0;
-    let id = this.ids.get(value);
-    if (id === undefined) this.ids.set(value, (id = this.ids.size + 1));
-    return id;
-  }
-
-  /** The id a filter value has in the index: undefined when no row ever had it. */
-  private knownId(value: string | undefined): number | undefined {
-    return value === undefined ? undefined : (this.ids.get(value) ?? -1);
-  }
-
-  add(row: RequestLogRow, line: string, kept?: RequestBodies): void {
-    let segment = this.segments.get(this.current);
-    if (!segment || segment.used + line.length * 3 > SEGMENT_BYTES) {
-      segment = { buf: Buffer.allocUnsafeSlow(Math.max(SEGMENT_BYTES, line.length * 3)), used: 0, live: 0 };
-      this.segments.set(++this.current, segment);
-    }
-    const bytes = segment.buf.write(line, segment.used, 'utf8');
+  add(r: RequestLogRow, kept?: RequestBodies): void {
+    let block = this.blocks.get(this.current);
+    if (!block || block.rows === BLOCK_ROWS) this.blocks.set(++this.current, (block = new Block()));
+    const row = block.add(r);
     if (this.tail === this.time.length) this.makeRoom();
     let at = this.tail;
-    while (at > this.head && this.time[at - 1] > row.time) at--;
+    while (at > this.head && this.time[at - 1] > r.time) at--;
     if (at < this.tail) for (const a of this.columns()) a.copyWithin(at + 1, at, this.tail);
     this.tail++;
     const seq = ++this.lastSeq;
-    this.time[at] = row.time;
+    this.time[at] = r.time;
     this.seq[at] = seq;
-    this.seg[at] = this.current;
-    this.off[at] = segment.used;
-    this.len[at] = bytes;
-    this.account[at] = this.idOf(row.accountId);
-    this.key[at] = this.idOf(row.keyId);
-    this.status[at] = row.status;
-    segment.used += bytes;
-    segment.live++;
+    this.block[at] = this.current;
+    this.row[at] = row;
     if (kept) this.bodies.set(seq, kept);
     while (this.size > this.capacity) this.evict();
   }
 
   private columns() {
-    return [this.time, this.seq, this.seg, this.off, this.len, this.account, this.key, this.status];
+    return [this.time, this.seq, this.block, this.row];
   }
 
   /** Compacts the index to its start, or doubles it (up to twice the capacity) when most of it is live. */
@@ -224,28 +340,24 @@ class RequestRing {
     ) {
       for (const a of this.columns()) a.copyWithin(0, this.head, this.tail);
     } else {
-      const grow = <T extends Float64Array | Int32Array | Uint16Array>(a: T, make: (n: number) => T): T => {
+      const grow = <T extends Float64Array | Int32Array>(a: T, make: (n: number) => T): T => {
         const next = make(a.length * 2);
         next.set(a.subarray(this.head, this.tail));
         return next;
       };
       this.time = grow(this.time, (n) => new Float64Array(n));
       this.seq = grow(this.seq, (n) => new Float64Array(n));
-      this.seg = grow(this.seg, (n) => new Int32Array(n));
-      this.off = grow(this.off, (n) => new Int32Array(n));
-      this.len = grow(this.len, (n) => new Int32Array(n));
-      this.account = grow(this.account, (n) => new Int32Array(n));
-      this.key = grow(this.key, (n) => new Int32Array(n));
-      this.status = grow(this.status, (n) => new Uint16Array(n));
+      this.block = grow(this.block, (n) => new Int32Array(n));
+      this.row = grow(this.row, (n) => new Int32Array(n));
     }
     this.tail = live;
     this.head = 0;
   }
 
   private evict(): void {
-    const id = this.seg[this.head];
-    const segment = this.segments.get(id);
-    if (segment && --segment.live === 0 && id !== this.current) this.segments.delete(id);
+    const id = this.block[this.head];
+    const block = this.blocks.get(id);
+    if (block && --block.live === 0 && id !== this.current) this.blocks.delete(id);
     if (this.bodies.size) this.bodies.delete(this.seq[this.head]);
     this.head++;
   }
@@ -255,39 +367,43 @@ class RequestRing {
     while (this.head < this.tail && this.time[this.head] < before) this.evict();
   }
 
-  private row(i: number): RequestLogRow {
-    const segment = this.segments.get(this.seg[i])!;
-    return rowOfLine(segment.buf.toString('utf8', this.off[i], this.off[i] + this.len[i]));
-  }
-
   private stored(i: number): StoredRequestLog {
-    return { ...this.row(i), logId: logIdOf(this.time[i], this.seq[i]) };
+    return { ...this.blocks.get(this.block[i])!.row(this.row[i]), logId: logIdOf(this.time[i], this.seq[i]) };
   }
 
   /** Newest first, strictly before `after`, matching `filter`, up to `limit`. */
   page(filter: RequestLogFilter, limit: number, after?: Position): PageOf<StoredRequestLog> {
     const rows: StoredRequestLog[] = [];
-    const account = this.knownId(filter.accountId);
-    const key = this.knownId(filter.keyId);
-    if (account === -1 || key === -1) return { rows, next: null };
-    const [low, high] = filter.status ?? [0, 65535];
+    const [low, high] = filter.status ?? [0, Infinity];
     const afterSeq = after ? Number(after.seq) : 0;
-    const { from, to } = filter;
+    const { from, to, accountId, keyId } = filter;
+    // A filter's account and key as ids of the block at hand (looked up once per block met).
+    let seen: Block | undefined;
+    let account = 0;
+    let key = 0;
     for (let i = this.tail - 1; i >= this.head; i--) {
       const time = this.time[i];
       if (to !== undefined && time >= to) continue;
       if (from !== undefined && time < from) break;
       if (after && (time > after.time || (time === after.time && this.seq[i] >= afterSeq))) continue;
-      if (account !== undefined && this.account[i] !== account) continue;
-      if (key !== undefined && this.key[i] !== key) continue;
-      if (this.status[i] < low || this.status[i] > high) continue;
-      const row = this.stored(i);
-      if (!matchesRequest(filter, row)) continue;
+      const block = this.blocks.get(this.block[i])!;
+      const row = this.row[i];
+      if (block !== seen) {
+        seen = block;
+        account = accountId === undefined ? 0 : block.knownId(accountId);
+        key = keyId === undefined ? 0 : block.knownId(keyId);
+      }
+      if (accountId !== undefined && block.stringAt(row, S_ACCOUNT) !== account) continue;
+      if (keyId !== undefined && block.stringAt(row, S_KEY) !== key) continue;
+      const status = block.numberAt(row, N_STATUS);
+      if (status < low || status > high) continue;
+      const stored = this.stored(i);
+      if (!matchesRequest(filter, stored)) continue;
       if (rows.length === limit) {
         const last = rows[rows.length - 1];
         return { rows, next: positionOfId(last.logId) };
       }
-      rows.push(row);
+      rows.push(stored);
     }
     return { rows, next: null };
   }
@@ -337,16 +453,13 @@ export class MemoryLogStore implements LogStore {
 
   /** One row, as its call ends. */
   take(row: RequestLogRow, bodies?: RequestBodies): void {
-    this.requestRing.add(row, rowLine(row), bodies);
+    this.requestRing.add(row, bodies);
   }
 
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
-    await this.insertLines(
-      batchId,
-      rows.map(rowLine),
-      rows.map((r) => r.time),
-      bodies,
-    );
+    if (!this.once(batchId)) return;
+    const byRequest = new Map(bodies.map((b) => [`${b.time}|${b.requestId}`, b]));
+    for (const row of rows) this.requestRing.add(row, byRequest.get(`${row.time}|${row.requestId}`));
   }
 
   async insertLines(
@@ -359,7 +472,7 @@ export class MemoryLogStore implements LogStore {
     const byRequest = new Map(bodies.map((b) => [`${b.time}|${b.requestId}`, b]));
     for (const line of lines) {
       const row = rowOfLine(line);
-      this.requestRing.add(row, line, byRequest.get(`${row.time}|${row.requestId}`));
+      this.requestRing.add(row, byRequest.get(`${row.time}|${row.requestId}`));
     }
   }
 

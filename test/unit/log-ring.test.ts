@@ -59,7 +59,9 @@ describe('the in-process request ring', () => {
       fc.property(text, text, number, number, (agent, model, tokens, latency) => {
         const r = row(1, { userAgent: agent, model, inputTokens: tokens, latencyMs: latency ?? 0 });
         const line = rowLine(r);
-        expect(JSON.parse(line)).toEqual(JSON.parse(JSON.stringify(Object.values(r)).replace(/\\u0000/g, '')));
+        expect(JSON.parse(line)).toEqual(
+          JSON.parse(JSON.stringify(Object.values(r)).replace(/\\u0000/g, '')),
+        );
       }),
       { numRuns: 500 },
     );
@@ -94,17 +96,16 @@ describe('the in-process request ring', () => {
     expect(await s.request('1.999')).toBeNull();
   });
 
-  test('holds at most its capacity, forgetting the oldest, and lets their buffers go', async () => {
+  test('holds at most its capacity, forgetting the oldest, and lets their blocks go', async () => {
     const s = store(1000);
     for (let i = 0; i < 50_000; i++) s.take(row(i, { userAgent: 'x'.repeat(200) }));
     const page = await s.requests({}, 2000);
     expect(page.rows).toHaveLength(1000);
     expect(page.rows[0].requestId).toBe('r49999');
     expect(page.rows[999].requestId).toBe('r49000');
-    // 50,000 rows of ~500 bytes went through 1 MiB segments: only those holding the last 1000 rows remain.
-    const segments = (s as unknown as { requestRing: { segments: Map<number, unknown> } }).requestRing
-      .segments;
-    expect(segments.size).toBeLessThanOrEqual(2);
+    // 50,000 rows went through blocks of 4096: only those holding the last 1000 rows remain.
+    const ring = (s as unknown as { requestRing: { blocks: Map<number, unknown> } }).requestRing;
+    expect(ring.blocks.size).toBeLessThanOrEqual(2);
   });
 
   test('kept bodies go with their row, and retention trims by time', async () => {
