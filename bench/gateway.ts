@@ -392,17 +392,21 @@ async function main(): Promise<void> {
         }
         perTarget.set(target.name, perRoute);
         const firstEventMs = await firstEvent(target);
+        // RSS growth over a first stream and upload (the process's first 100 MiB), MiB/s over a second of each, once
+        // its stream path is compiled: one cold sample per round measured the JIT's warm-up as much as the proxy.
         const big = await bigStream(target, bigSha);
         const up = await bigUpload(target);
+        const bigWarm = await bigStream(target, bigSha);
+        const upWarm = await bigUpload(target);
         if (!rounds.has(target.name)) rounds.set(target.name, []);
         rounds.get(target.name)!.push({
           routes: perRoute,
           firstEventMs,
           rssGrowthMb: big.rssGrowth / 2 ** 20,
-          mbps: big.mbps,
+          mbps: bigWarm.mbps,
           uploadRssGrowthMb: up.rssGrowth / 2 ** 20,
-          uploadMbps: up.mbps,
-          identical: big.identical && up.identical,
+          uploadMbps: upWarm.mbps,
+          identical: big.identical && up.identical && bigWarm.identical && upWarm.identical,
         });
         // A second of each route, unmeasured, after the streams and before the throughput slices: a process whose
         // JIT just served 200 MiB of streaming re-optimises its request path on the first route measured otherwise
@@ -522,7 +526,7 @@ async function main(): Promise<void> {
     ).join('; ');
     const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, one 100 MiB stream down and one 100 MiB multipart upload up. Every round starts its proxies as fresh processes (a process's own luck, a few per cent for its whole life, then lands on one round of the median), and every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up) before the round, and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. Genway's own time per call is its X-Genway-Overhead-Ms header: from the request reaching its handler to the forward leaving, plus from the vendor's head arriving to Genway's own head leaving (the kernel's and the hops' share, which the bare pipe pays too, is not in it). CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
+      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, two 100 MiB streams down and two 100 MiB multipart uploads up (RSS growth over the first of each, MiB/s over the second, once the stream path is compiled). Every round starts its proxies as fresh processes (a process's own luck, a few per cent for its whole life, then lands on one round of the median), and every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up) before the round, and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. Genway's own time per call is its X-Genway-Overhead-Ms header: from the request reaching its handler to the forward leaving, plus from the vendor's head arriving to Genway's own head leaving (the kernel's and the hops' share, which the bare pipe pays too, is not in it). CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',
