@@ -50,9 +50,10 @@ async function buildConsole(out, { quiet = false } = {}) {
     path.join(out, 'build.json'),
     JSON.stringify({ script, style, gzipBytes: sizes, total }, null, 2),
   );
-  if (!quiet) console.error(
-    `console: first load ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_GZIP_BYTES / 1024} KB)`,
-  );
+  if (!quiet)
+    console.error(
+      `console: first load ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_GZIP_BYTES / 1024} KB)`,
+    );
   if (total > BUDGET_GZIP_BYTES)
     throw new Error(`console: first load ${total} bytes gzipped is over the budget`);
 }

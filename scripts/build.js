@@ -5,7 +5,7 @@
  *
  * A build is named by a hash of its inputs (INPUTS below) and lives in dist/builds/<id>/: the server bundled by
  * esbuild (main.js, mcp/main.js, with source maps), the runtime assets copied to their places under src/ (Lua, SQL
- * migrations, placeholder media) and the console (scripts/build-console.js). It is built in a directory of its own
+ * migrations, placeholder media: scripts/copy-assets.js) and the console (scripts/build-console.js). It is built in a directory of its own
  * and renamed into place whole, so a build that exists is complete. dist/main.js and dist/mcp/main.js are two-line
  * stubs that require the current build, and dist/console links to its console; each is replaced by a rename, so a
  * process starting meanwhile sees the old build or the new one, never half of either. A running process keeps
@@ -32,11 +32,10 @@ const INPUTS = [
   'tsconfig.json',
   'scripts/build.js',
   'scripts/build-console.js',
+  'scripts/copy-assets.js',
 ];
 /** Entry points, as dist/<name>.js: what package.json's bin, the Dockerfile, the tests and the benches run. */
 const ENTRIES = { main: 'src/main.ts', 'mcp/main': 'src/mcp/main.ts' };
-/** Files under src/ that the server reads at run time (src/paths.ts finds them in the build, same place). */
-const ASSET_EXTS = new Set(['.lua', '.sql', '.png', '.jpg', '.mp4', '.mp3', '.wav']);
 /** Builds kept besides any a live process uses. */
 const KEEP = 3;
 
@@ -149,13 +148,7 @@ async function build(id) {
     }),
   );
   const consoleBuild = buildConsole(path.join(tmp, 'console'), { quiet });
-  const src = path.join(ROOT, 'src');
-  for (const file of files(src)) {
-    if (!ASSET_EXTS.has(path.extname(file))) continue;
-    const to = path.join(tmp, path.relative(src, file));
-    fs.mkdirSync(path.dirname(to), { recursive: true });
-    fs.copyFileSync(file, to);
-  }
+  require('./copy-assets').copyAssets(tmp);
   await Promise.all([...server, consoleBuild]);
   fs.writeFileSync(
     path.join(tmp, 'build.json'),

@@ -2,6 +2,7 @@ import { buildApp } from './app';
 import { runAdminCli } from './admin/cli';
 import { ConfigError, loadConfig, type Config } from './config';
 import { listen } from './http/server';
+import { markBuildInUse } from './paths';
 import { closeServices, createServices, type Services } from './services';
 import { startWorkers } from './workers';
 
@@ -44,6 +45,7 @@ function onSignals(graceMs: number, handler: (signal: NodeJS.Signals) => Promise
 }
 
 async function serve(config: Config, withWorker: boolean): Promise<void> {
+  markBuildInUse();
   const services = createServices(config);
   const { logger } = services;
   const app = buildApp(services);
@@ -72,6 +74,7 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
 }
 
 async function worker(config: Config): Promise<void> {
+  markBuildInUse();
   const services = createServices(config);
   startWorkers(services);
   services.logger.info({ store: services.store.kind }, 'genway worker started');
