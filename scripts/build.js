@@ -114,11 +114,25 @@ function linked(id) {
   });
 }
 
+/**
+ * dist/ as tsc laid it out before this script (a file per module, dist/cli.js among them) is removed once, so no
+ * bench or tool loads a stale module from it.
+ */
+function removeOldLayout() {
+  if (!fs.existsSync(path.join(DIST, 'cli.js'))) return;
+  const ours = new Set(['builds', 'main.js', 'mcp', 'console']);
+  for (const name of fs.readdirSync(DIST))
+    if (!ours.has(name)) fs.rmSync(path.join(DIST, name), { recursive: true, force: true });
+  for (const name of fs.readdirSync(path.join(DIST, 'mcp')))
+    if (name !== 'main.js') fs.rmSync(path.join(DIST, 'mcp', name), { recursive: true, force: true });
+}
+
 /** Points dist/ at build `id`, and marks it the newest. */
 function link(id) {
   for (const entry of Object.keys(ENTRIES))
     replaceFile(path.join(DIST, `${entry}.js`), stub(id, entry), 0o755);
   replaceSymlink(path.join(DIST, 'console'), path.join('builds', id, 'console'));
+  removeOldLayout();
   const now = new Date();
   fs.utimesSync(path.join(BUILDS, id), now, now);
 }
