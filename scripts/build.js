@@ -115,7 +115,7 @@ function linked(id) {
 }
 
 /**
- * dist/ as tsc laid it out before this script (a file per module, dist/cli.js among them) is removed once, so no
+ * dist/ as tsc laid it out before this script (a file per module, cli.js among them) is removed once, so no
  * bench or tool loads a stale module from it.
  */
 function removeOldLayout() {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,6 +78,26 @@ describe('the build (dist/, scripts/build.js)', () => {
       );
       expect([...required].filter((name) => !(name in dependencies))).toEqual([]);
     }
+  });
+
+  test('nothing reaches into dist/ for a single module: it holds only the entry points and the console', () => {
+    const offenders: string[] = [];
+    const scan = (dir: string) => {
+      for (const entry of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) scan(file);
+        else if (/\.(ts|js)$/.test(entry.name)) {
+          const text = read(file);
+          if (
+            /dist\/(?!main\.js|mcp\/main\.js|console|builds\/)[\w./-]+\.js/.test(text) ||
+            /'dist',\s*'(?!main\.js|mcp'|console')/.test(text)
+          )
+            offenders.push(file);
+        }
+      }
+    };
+    for (const dir of ['src', 'test', 'bench', 'scripts']) scan(dir);
+    expect(offenders).toEqual([]);
   });
 
   test('holds every runtime asset of src/ at its place under src/', () => {
