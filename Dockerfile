@@ -1,10 +1,11 @@
 # syntax=docker/dockerfile:1
-# Build stage: compile TypeScript with the dev dependencies, then keep only production ones.
+# Build stage: bundle the server with esbuild (scripts/build.js) using the dev dependencies, then keep only
+# production ones. Types are checked by `npm test` and CI, not here.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY console ./console

@@ -5,7 +5,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // The coding CLIs run apart: npm run test:clients (jest.clients.config.js).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/clients/'],
-  transform: { '^.+\\.ts$': 'ts-jest' },
+  // Types are checked by `npm run typecheck` before jest runs; jest only strips them (esbuild).
+  transform: { '^.+\\.tsx?$': '<rootDir>/test/helpers/esbuild-transform.js' },
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   setupFiles: ['<rootDir>/test/helpers/env.ts'],

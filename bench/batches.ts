@@ -17,6 +17,7 @@ import type * as ConfigModule from '../src/config';
 import type * as ServicesModule from '../src/services';
 import {
   BENCH_SECRETS_KEY,
+  BUILT_SRC,
   cpuSnapshot,
   drainQueues,
   dropPrefix,
@@ -26,7 +27,6 @@ import {
   othersNote,
   redisPid,
   REDIS_URL,
-  ROOT,
   startPair,
   writeSection,
   type LoadResult,
@@ -265,9 +265,9 @@ interface EngineUnderTest {
   prefix?: string;
 }
 
-/** Real services from dist/ (so Lua scripts and config/default.yaml resolve as in production), one per store. */
+/** Real services as built (so Lua scripts and config/default.yaml resolve as in production), one per store. */
 async function startEngine(mode: Mode): Promise<EngineUnderTest> {
-  const distUrl = (file: string) => pathToFileURL(path.join(ROOT, 'dist', file)).href;
+  const distUrl = (file: string) => pathToFileURL(path.join(BUILT_SRC, file)).href;
   const { loadConfig } = (await import(distUrl('config/index.js'))) as typeof ConfigModule;
   const { createServices } = (await import(distUrl('services.js'))) as typeof ServicesModule;
   const prefix = mode === 'redis' ? `genway-bench-deliveries-${Date.now()}` : undefined;
@@ -287,7 +287,7 @@ async function startEngine(mode: Mode): Promise<EngineUnderTest> {
 }
 
 async function stopEngine(engine: EngineUnderTest): Promise<void> {
-  const distUrl = pathToFileURL(path.join(ROOT, 'dist', 'services.js')).href;
+  const distUrl = pathToFileURL(path.join(BUILT_SRC, 'services.js')).href;
   const { closeServices } = (await import(distUrl)) as typeof ServicesModule;
   await closeServices(engine.services);
   if (engine.prefix) await dropPrefix(engine.prefix);

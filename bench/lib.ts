@@ -12,6 +12,11 @@ export const ROOT = fs.existsSync(path.join(__dirname, '..', 'package.json'))
   ? path.join(__dirname, '..')
   : path.join(__dirname, '..', '..');
 const MAIN = path.join(ROOT, 'dist', 'main.js');
+/**
+ * src/ as scripts/build-bench.js compiled it, one module per file with its Lua, SQL and media beside it, for a bench
+ * that builds services in its own process (dist/ holds one bundle per entry point, not modules).
+ */
+export const BUILT_SRC = path.join(ROOT, 'build-bench', 'src');
 export const ADMIN = 'bench-admin-token-0123456789';
 export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
-import { machineNote, median, ROOT, writeSection } from './lib';
+import { BUILT_SRC, machineNote, median, writeSection } from './lib';
 import { ownServer } from './pg-server';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
 import type { RequestLogRow } from '../src/logs/types';
@@ -27,9 +27,9 @@ const DAYS = 10;
 const DAY = 86_400_000;
 const MODELS = Array.from({ length: 10 }, (_, i) => `model-${i}`);
 
-/** The log store as `npm run build` made it (dist/ holds its SQL migrations). */
+/** The log store as built, with its SQL migrations (scripts/build-bench.js). */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { PostgresLogStore } = require(path.join(ROOT, 'dist', 'logs', 'postgres', 'store.js')) as {
+const { PostgresLogStore } = require(path.join(BUILT_SRC, 'logs', 'postgres', 'store.js')) as {
   PostgresLogStore: typeof Store;
 };
 

@@ -14,10 +14,10 @@ import { systemClock } from '../src/clock';
 import type * as MemoryModule from '../src/store/memory';
 import type * as RedisModule from '../src/store/redis';
 import { redisKeys } from '../src/store/keys';
-import { machineNote, median, ROOT, writeSection } from './lib';
+import { BUILT_SRC, machineNote, median, writeSection } from './lib';
 
-/** The stores as `npm run build` made them (dist/ holds their Lua scripts). */
-const dist = (file: string) => pathToFileURL(path.join(ROOT, 'dist', file)).href;
+/** The stores as built, with their Lua scripts (scripts/build-bench.js). */
+const dist = (file: string) => pathToFileURL(path.join(BUILT_SRC, file)).href;
 
 const KEYS = Number(process.env.BENCH_USAGE_KEYS ?? 1000);
 const MODELS = Number(process.env.BENCH_USAGE_MODELS ?? 10);

@@ -9,11 +9,10 @@ const esbuild = require('esbuild');
 
 const root = path.join(__dirname, '..');
 const source = path.join(root, 'console', 'src');
-const outFlag = process.argv.indexOf('--out');
-const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : path.join(root, 'dist', 'console');
 const BUDGET_GZIP_BYTES = 200 * 1024;
 
-async function main() {
+/** Builds the console into `out` (scripts/build.js: dist/builds/<id>/console). */
+async function buildConsole(out, { quiet = false } = {}) {
   fs.rmSync(out, { recursive: true, force: true });
   const result = await esbuild.build({
     entryPoints: { app: path.join(source, 'main.tsx'), style: path.join(source, 'styles.css') },
@@ -27,6 +26,7 @@ async function main() {
     jsxImportSource: 'preact',
     legalComments: 'none',
     metafile: true,
+    absWorkingDir: root,
     logLevel: 'warning',
   });
   const outputs = Object.keys(result.metafile.outputs).map((file) =>
@@ -50,14 +50,22 @@ async function main() {
     path.join(out, 'build.json'),
     JSON.stringify({ script, style, gzipBytes: sizes, total }, null, 2),
   );
-  console.log(
-    `console: first load ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_GZIP_BYTES / 1024} KB)`,
-  );
+  if (!quiet)
+    console.error(
+      `console: first load ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_GZIP_BYTES / 1024} KB)`,
+    );
   if (total > BUDGET_GZIP_BYTES)
     throw new Error(`console: first load ${total} bytes gzipped is over the budget`);
 }
 
-main().catch((err) => {
-  console.error(err.message);
-  process.exit(1);
-});
+module.exports = { buildConsole };
+
+// node scripts/build-console.js --out <dir>: the console alone.
+if (require.main === module) {
+  const outFlag = process.argv.indexOf('--out');
+  const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : path.join(root, 'dist', 'console');
+  buildConsole(out).catch((err) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+}

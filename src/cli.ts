@@ -2,6 +2,8 @@ import { buildApp } from './app';
 import { runAdminCli } from './admin/cli';
 import { ConfigError, loadConfig, type Config } from './config';
 import { listen } from './http/server';
+import { markStartup, startupMarks } from './observability/startup';
+import { markBuildInUse } from './paths';
 import { closeServices, createServices, type Services } from './services';
 import { startWorkers } from './workers';
 
@@ -44,14 +46,23 @@ function onSignals(graceMs: number, handler: (signal: NodeJS.Signals) => Promise
 }
 
 async function serve(config: Config, withWorker: boolean): Promise<void> {
+  markBuildInUse();
   const services = createServices(config);
+  markStartup('services');
   const { logger } = services;
   const app = buildApp(services);
   const running = await listen(app, config.server, logger);
+  markStartup('listen');
   services.signer.useBoundPort(running.port);
   if (withWorker) startWorkers(services);
   logger.info(
-    { port: running.port, host: config.server.host, store: services.store.kind, worker: withWorker },
+    {
+      port: running.port,
+      host: config.server.host,
+      store: services.store.kind,
+      worker: withWorker,
+      startupMs: startupMarks(),
+    },
     'genway listening',
   );
   if (services.store.kind === 'memory' && config.server.port !== 0) await printDevKey(services, config);
@@ -72,6 +83,7 @@ async function serve(config: Config, withWorker: boolean): Promise<void> {
 }
 
 async function worker(config: Config): Promise<void> {
+  markBuildInUse();
   const services = createServices(config);
   startWorkers(services);
   services.logger.info({ store: services.store.kind }, 'genway worker started');
@@ -88,6 +100,7 @@ async function worker(config: Config): Promise<void> {
 }
 
 export async function runCli(argv: string[]): Promise<number | undefined> {
+  markStartup('modules');
   const [command = 'serve', ...rest] = argv;
   if (command === 'admin') return runAdminCli(rest);
   if (command === 'help' || command === '--help' || command === '-h') {
@@ -97,6 +110,7 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   let config: Config;
   try {
     config = loadConfig();
+    markStartup('config');
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

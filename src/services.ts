@@ -15,7 +15,8 @@ import { type Scheduler } from './jobs';
 import { createMediaProbe } from './media/probe';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
-import { createTracing, type Tracing } from './observability/tracing';
+import type * as TracingModule from './observability/tracing';
+import type { Tracing } from './observability/tracing';
 import { publicHttpsUrlProblem } from './outbound/addresses';
 import { createOutboundClient } from './outbound/client';
 import type { MediaProbe, OutboundClient } from './outbound/types';
@@ -132,7 +133,11 @@ export function createServices(config: Config, overrides: ServiceOverrides = {})
     clock,
     ttlMs: config.batches.ttlMs,
   });
-  const tracing = createTracing(config.tracing, logger);
+  // OpenTelemetry's modules load only when traces are exported: off, a start does not pay for them.
+  const tracing = config.tracing.otlpEndpoint
+    ? // eslint-disable-next-line @typescript-eslint/no-require-imports
+      (require('./observability/tracing') as typeof TracingModule).createTracing(config.tracing, logger)
+    : undefined;
   // Priced gateway calls go on per-key tabs posted every chargeFlushMs; until then they are owed, and the guards
   // below count what is owed as spent. Redis mode journals them locally until the ledger has them (an outage, a
   // crash); the embedded store lives in this process.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { VENDORS } from '../gateway/vendors';
+import { PACKAGE_ROOT } from '../paths';
 import { ConfigError } from './config-error';
 import { checkedConfigSchema, type Config } from './schema';
 
@@ -11,7 +12,7 @@ export { ConfigError };
 type Plain = Record<string, unknown>;
 type Env = Record<string, string | undefined>;
 
-const DEFAULT_FILE = path.join(__dirname, '..', '..', 'config', 'default.yaml');
+const DEFAULT_FILE = path.join(PACKAGE_ROOT, 'config', 'default.yaml');
 
 function isPlain(value: unknown): value is Plain {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { CONSOLE_DIR } from '../paths';
 
-/** Where `npm run build` puts the console (scripts/build-console.js); the same from src/ (tests) and dist/. */
-export const CONSOLE_DIR = path.resolve(__dirname, '..', '..', 'dist', 'console');
+/** Where `npm run build` puts the console (scripts/build-console.js): src/paths.ts. */
+export { CONSOLE_DIR };
 
 /**
  * The console's own pages run under this policy: scripts and styles from this origin only (no inline code, no

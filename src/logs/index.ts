@@ -5,7 +5,7 @@ import type { Metrics } from '../observability/metrics';
 import { AuditTrail } from './audit';
 import { BodyModes } from './bodies';
 import { MemoryLogStore } from './memory';
-import { PostgresLogStore } from './postgres/store';
+import type * as PostgresModule from './postgres/store';
 import { RequestLog } from './request-log';
 import { LogSpill } from './spill';
 import type { LogStore } from './types';
@@ -39,7 +39,9 @@ export function createLogs(config: Config, deps: { metrics: Metrics; logger: Log
   const { logs, audit } = config;
   const logger = deps.logger;
   const store: LogStore = logs.databaseUrl
-    ? new PostgresLogStore(logs.databaseUrl, logger, {
+    ? // pg loads only with a database: a start without one does not pay for it.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      new (require('./postgres/store') as typeof PostgresModule).PostgresLogStore(logs.databaseUrl, logger, {
         requestDays: logs.retentionDays,
         bodyDays: logs.bodyRetentionDays,
         auditDays: audit.retentionDays,

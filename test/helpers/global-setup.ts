@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { ownCluster, type OwnCluster } from './redis-server';
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
@@ -25,6 +26,7 @@ function ping(url: string): Promise<boolean> {
  * otherwise those tests skip, loudly.
  */
 export default async function globalSetup(): Promise<void> {
+  ensureBuild();
   findChromium();
   const url = process.env.GENWAY_TEST_REDIS_URL || DEFAULT_URL;
   if (await ping(url)) {
@@ -41,6 +43,16 @@ export default async function globalSetup(): Promise<void> {
     `\n${bar}\n!! NO REDIS at ${url}: every Redis-backed test will be SKIPPED.\n` +
       `!! Start redis-server, or run .ci/run, to test the clustered mode.\n${bar}\n\n`,
   );
+}
+
+/**
+ * Every suite that starts Genway runs `node dist/main.js` (test/helpers/process.ts): one build for the whole run,
+ * made here when the tree changed since the last (a few ms when it did not, so `npx jest <file>` works alone too).
+ */
+function ensureBuild(): void {
+  execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'build.js'), '--quiet'], {
+    stdio: 'inherit',
+  });
 }
 
 function hasRedisServer(): boolean {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import request from 'supertest';
 import { verifyGenwayWebhook } from '../../examples/webhook-receiver';
+import { eventually } from '../helpers/eventually';
 import { redisUrl } from '../helpers/redis';
 import { startReceiver } from '../helpers/receiver';
 import { createHarness, fundedKey, type TestHarness } from '../helpers/services';
@@ -98,7 +99,12 @@ describe('signed deliveries', () => {
       const res = await batch({ webhook_url: receiver.url, items: [item(0)] });
       const taskId = res.body.data.items[0].taskId;
       const got = await receiver.waitFor(4);
-      await sleep(300);
+      // Delivered: the engine is done with it, so no fifth attempt can follow.
+      await eventually(async () =>
+        expect((await request(h.app).get('/metrics')).text).toContain(
+          'genway_deliveries_total{kind="webhook",outcome="delivered"} 1',
+        ),
+      );
       expect(receiver.received).toHaveLength(4);
       expect(new Set(got.map((r) => r.eventId)).size).toBe(1);
       expect(got[0].eventId).toMatch(/^evt_[0-9a-f]{32}$/);
@@ -129,7 +135,12 @@ describe('signed deliveries', () => {
     try {
       const res = await batch({ webhook_url: receiver.url, items: [item(0)] });
       await receiver.waitFor(6);
-      await sleep(300);
+      // Abandoned: the engine is done with it, so no seventh attempt can follow.
+      await eventually(async () =>
+        expect((await request(h.app).get('/metrics')).text).toContain(
+          'genway_deliveries_total{kind="webhook",outcome="abandoned"} 1',
+        ),
+      );
       expect(receiver.received).toHaveLength(6);
       const view = await request(h.app)
         .get(`/api/v1/generateTask/image-gen/batches/${res.body.data.batchId}`)
@@ -205,11 +216,13 @@ describe('signed deliveries', () => {
         .send({ webhook_url: receiver.url, items: [item(0)] });
       await receiver.waitFor(1);
       await request(slow.app).post('/api/v1/webhooks/secret/rotate').set('Authorization', key);
-      await sleep(800); // the retry comes 300 ms after the first attempt, past the 150 ms grace
-      expect(receiver.received).toHaveLength(1);
-      expect((await request(slow.app).get('/metrics')).text).toContain(
-        'genway_deliveries_total{kind="webhook",outcome="suppressed"} 1',
+      // The retry comes 300 ms after the first attempt, past the 150 ms grace: it is suppressed, not sent.
+      await eventually(async () =>
+        expect((await request(slow.app).get('/metrics')).text).toContain(
+          'genway_deliveries_total{kind="webhook",outcome="suppressed"} 1',
+        ),
       );
+      expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.close();
       await slow.close();

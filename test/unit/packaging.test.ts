@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -26,18 +27,87 @@ describe('Dockerfile', () => {
 
   test("installs from the lockfile and builds with the README's scripts, then starts what npm start starts", () => {
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
-    // README: `npm install && npm start`; npm start is `npm run build && node dist/main.js serve`.
+    // README: `npm install && npm start`; npm start is the build (scripts/build.js), then `node dist/main.js serve`.
     expect(read('README.md')).toContain('npm install && npm start');
-    expect(scripts.start).toBe('npm run build && node dist/main.js serve');
+    expect(scripts.build).toBe('node scripts/build.js');
+    expect(scripts.start).toBe('node scripts/build.js && node dist/main.js serve');
     const runs = args('RUN');
     expect(runs[0]).toBe('npm ci --ignore-scripts');
     expect(runs[1]).toMatch(/^npm run build && /);
     const [entrypoint] = args('ENTRYPOINT');
     const [cmd] = args('CMD');
     const started = [...JSON.parse(entrypoint), ...JSON.parse(cmd)].join(' ');
-    expect(`npm run build && ${started}`).toBe(scripts.start);
+    expect(`${scripts.build} && ${started}`).toBe(scripts.start);
     // The build stage has the lockfile before it installs.
     expect(args('COPY')[0]).toBe('package.json package-lock.json ./');
+  });
+
+  test('the build stage copies in everything scripts/build.js builds from', () => {
+    const copied = args('COPY')
+      .filter((a) => !a.startsWith('--from'))
+      .flatMap((a) => a.split(/\s+/).slice(0, -1));
+    for (const input of ['package-lock.json', 'tsconfig.json', 'scripts', 'src', 'console', 'config'])
+      expect(copied).toContain(input);
+  });
+});
+
+describe('the build (dist/, scripts/build.js)', () => {
+  const stub = read('dist/main.js');
+  const build = path.join(ROOT, 'dist', /require\('\.\/(builds\/[0-9a-f]+)\/main\.js'\)/.exec(stub)![1]);
+
+  test('dist/main.js and dist/mcp/main.js run the same build', () => {
+    expect(read('dist/mcp/main.js')).toContain(
+      `require('../${path.relative(path.join(ROOT, 'dist'), build)}/mcp/main.js')`,
+    );
+  });
+
+  test('at run time needs no dev dependency: every package the bundles require is a dependency', () => {
+    const { dependencies } = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    for (const bundle of ['main.js', path.join('mcp', 'main.js')]) {
+      const text = readFileSync(path.join(build, bundle), 'utf8');
+      const required = new Set(
+        [...text.matchAll(/\brequire\("([^"./][^"]*)"\)/g)]
+          .map((m) => m[1])
+          .filter((name) => !name.startsWith('node:') && !builtinModules.includes(name))
+          .map((name) =>
+            name
+              .split('/')
+              .slice(0, name.startsWith('@') ? 2 : 1)
+              .join('/'),
+          ),
+      );
+      expect([...required].filter((name) => !(name in dependencies))).toEqual([]);
+    }
+  });
+
+  test('nothing reaches into dist/ for a single module: it holds only the entry points and the console', () => {
+    const offenders: string[] = [];
+    const scan = (dir: string) => {
+      for (const entry of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) scan(file);
+        else if (/\.(ts|js)$/.test(entry.name)) {
+          const text = read(file);
+          if (
+            /dist\/(?!main\.js|mcp\/main\.js|console|builds\/)[\w./-]+\.js/.test(text) ||
+            /'dist',\s*'(?!main\.js|mcp'|console')/.test(text)
+          )
+            offenders.push(file);
+        }
+      }
+    };
+    for (const dir of ['src', 'test', 'bench', 'scripts']) scan(dir);
+    expect(offenders).toEqual([]);
+  });
+
+  test('holds every runtime asset of src/ at its place under src/', () => {
+    for (const asset of [
+      'store/redis/lua',
+      'logs/postgres/migrations',
+      'providers/sandbox/media/placeholder.png',
+      'console/index.html',
+    ])
+      expect(existsSync(path.join(build, asset))).toBe(true);
   });
 });
 

@@ -1,5 +1,5 @@
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type * as HashNode from '@smithy/hash-node';
+import type * as Signing from '@smithy/signature-v4';
 import { z } from 'zod';
 import { upstreamId, url } from '../../config/fields';
 import { messagesIn } from './envelopes';
@@ -52,7 +52,9 @@ export const bedrockUpstream: UpstreamType<BedrockConfig> = {
   bind(config) {
     const signer =
       config.apiKey === undefined
-        ? new SignatureV4({
+        ? // AWS's signer loads with the first Bedrock upstream that signs, not at every start.
+          // eslint-disable-next-line @typescript-eslint/no-require-imports
+          new (require('@smithy/signature-v4') as typeof Signing).SignatureV4({
             service: 'bedrock',
             region: config.region,
             credentials: {
@@ -60,7 +62,8 @@ export const bedrockUpstream: UpstreamType<BedrockConfig> = {
               secretAccessKey: config.secretAccessKey!,
               sessionToken: config.sessionToken,
             },
-            sha256: Hash.bind(null, 'sha256'),
+            // eslint-disable-next-line @typescript-eslint/no-require-imports
+            sha256: (require('@smithy/hash-node') as typeof HashNode).Hash.bind(null, 'sha256'),
           })
         : undefined;
     return {

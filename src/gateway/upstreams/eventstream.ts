@@ -1,5 +1,6 @@
-import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
-import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import type * as Codec from '@smithy/eventstream-codec';
+import type { Message } from '@smithy/eventstream-codec';
+import type * as Utf8 from '@smithy/util-utf8';
 import { SseReader, sseEvent } from '../sse';
 
 /**
@@ -10,7 +11,20 @@ import { SseReader, sseEvent } from '../sse';
  * and encoded by AWS's own codec (CRCs checked and written); this only finds where each one ends.
  */
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+/** AWS's codec, loaded with the first Bedrock stream rather than at every start (docs/performance.md, start-up). */
+let aws:
+  | { codec: Codec.EventStreamCodec; toUtf8: typeof Utf8.toUtf8; fromUtf8: typeof Utf8.fromUtf8 }
+  | undefined;
+function awsCodec(): NonNullable<typeof aws> {
+  if (!aws) {
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    const { toUtf8, fromUtf8 } = require('@smithy/util-utf8') as typeof Utf8;
+    const { EventStreamCodec } = require('@smithy/eventstream-codec') as typeof Codec;
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    aws = { codec: new EventStreamCodec(toUtf8, fromUtf8), toUtf8, fromUtf8 };
+  }
+  return aws;
+}
 
 /** The Anthropic error types of Bedrock's stream exceptions, and back. */
 const ERROR_OF_EXCEPTION: Record<string, string> = {
@@ -45,7 +59,7 @@ class Frames {
       if (length < 16 || length > MESSAGE_LIMIT)
         throw new Error(`an event stream message of ${length} bytes`);
       if (buf.length < length) break;
-      out.push(codec.decode(buf.subarray(0, length)));
+      out.push(awsCodec().codec.decode(buf.subarray(0, length)));
       buf = buf.subarray(length);
     }
     this.held = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
@@ -65,7 +79,7 @@ export function eventStreamToSse(): (chunk: Buffer) => Buffer {
     let out = '';
     for (const message of frames.push(chunk)) {
       const kind = header(message, ':message-type');
-      const body = toUtf8(message.body);
+      const body = awsCodec().toUtf8(message.body);
       if (kind === 'event') {
         if (header(message, ':event-type') !== 'chunk') continue;
         const bytes = (JSON.parse(body) as { bytes?: unknown }).bytes;
@@ -95,13 +109,13 @@ export function eventStreamToSse(): (chunk: Buffer) => Buffer {
 /** One Anthropic stream event as Bedrock frames it. */
 function chunkMessage(data: string): Uint8Array {
   const payload = JSON.stringify({ bytes: Buffer.from(data).toString('base64') });
-  return codec.encode({
+  return awsCodec().codec.encode({
     headers: {
       ':event-type': str('chunk'),
       ':content-type': str('application/json'),
       ':message-type': str('event'),
     },
-    body: fromUtf8(payload),
+    body: awsCodec().fromUtf8(payload),
   });
 }
 
@@ -116,13 +130,13 @@ function exceptionMessage(data: string): Uint8Array {
     // not JSON: the text is the message
   }
   const exception = EXCEPTION_OF_ERROR[type] ?? 'internalServerException';
-  return codec.encode({
+  return awsCodec().codec.encode({
     headers: {
       ':exception-type': str(exception),
       ':content-type': str('application/json'),
       ':message-type': str('exception'),
     },
-    body: fromUtf8(JSON.stringify({ message })),
+    body: awsCodec().fromUtf8(JSON.stringify({ message })),
   });
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { JWT } from 'google-auth-library';
+import type { JWT } from 'google-auth-library';
+import type * as GoogleAuth from 'google-auth-library';
 import { z } from 'zod';
 import { upstreamId, url } from '../../config/fields';
 import { ConfigError } from '../../config/config-error';
@@ -88,7 +89,9 @@ export class ServiceAccountTokens {
   private pending: Promise<string> | undefined;
 
   constructor(account: ServiceAccount) {
-    this.client = new JWT({
+    // Google's auth library loads with the first service account, not at every start.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.client = new (require('google-auth-library') as typeof GoogleAuth).JWT({
       email: account.client_email,
       key: account.private_key,
       keyId: account.private_key_id,

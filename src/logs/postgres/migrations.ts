@@ -2,12 +2,13 @@ import fs from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Pool, PoolClient } from 'pg';
+import { assetPath } from '../../paths';
 
 /**
  * The one place Genway reads files of its own at run time for the log store: the versioned migrations, SQL files
- * `NNN_name.sql` in ./migrations beside this module (scripts/copy-assets.js copies them into dist/).
+ * `NNN_name.sql` in ./migrations beside this module (scripts/build.js copies them into the build).
  */
-export const MIGRATIONS_DIR = path.join(__dirname, 'migrations');
+export const MIGRATIONS_DIR = assetPath('logs', 'postgres', 'migrations');
 
 export interface Migration {
   version: number;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskModel } from '../../catalog/types';
+import { assetPath } from '../../paths';
 import type { Clock } from '../../clock';
 import { RESULT_URL_LIFETIME_MS, type FileSigner } from '../../files/signer';
 import type { TaskRecord } from '../../tasks/types';
@@ -22,7 +23,7 @@ export interface SandboxPlan {
 
 export type PlaceholderKind = 'png' | 'jpg' | 'mp4' | 'mp3';
 
-const MEDIA_DIR = path.join(__dirname, 'media');
+const MEDIA_DIR = assetPath('providers', 'sandbox', 'media');
 const CONTENT_TYPES: Record<PlaceholderKind, string> = {
   png: 'image/png',
   jpg: 'image/jpeg',

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { assetPath } from '../../paths';
 import type { RedisClient } from './connection';
 
-const LUA_DIR = path.join(__dirname, 'lua');
+const LUA_DIR = assetPath('store', 'redis', 'lua');
 
 function readLua(name: string): string {
   return fs.readFileSync(path.join(LUA_DIR, `${name}.lua`), 'utf8');
