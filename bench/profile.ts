@@ -89,6 +89,13 @@ async function profileOnce(main: string, route: string, upstreamPort: number): P
       ...(process.env.BENCH_PROFILE_DATABASE_URL
         ? { DATABASE_URL: process.env.BENCH_PROFILE_DATABASE_URL, GENWAY_LOGS_SPILL_DIR: `${dir}/spill` }
         : {}),
+      // BENCH_PROFILE_ENV="K=V K2=V2": more settings for the profiled Genway (GENWAY_LOGS_ENABLED=false, say).
+      ...Object.fromEntries(
+        (process.env.BENCH_PROFILE_ENV ?? '')
+          .split(' ')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      ),
       ...(ON_REDIS ? { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix } : {}),
     },
     main,
@@ -105,6 +112,9 @@ async function profileOnce(main: string, route: string, upstreamPort: number): P
     const target: Target = { name: 'genway', base: server.base, headers: { 'x-api-key': key } };
     if (route === 'stream') {
       const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+      // BENCH_PROFILE_WARM=1: 3 s of closed loop on each JSON route first, as bench:gateway runs before its streams.
+      if (process.env.BENCH_PROFILE_WARM === '1')
+        for (const hot of HOT_ROUTES) await closedLoop(target, hot, 3);
       await bigStream(server.base, headers);
       from = now();
       for (let i = 0; i < BIG_STREAMS; i++) await bigStream(server.base, headers);

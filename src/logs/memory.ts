@@ -176,8 +176,14 @@ class Block {
   /** Each field's last string and its id: a field most often names what the row before named. */
   private readonly lastText: (string | null)[] = new Array<string | null>(STRINGS).fill(null);
   private readonly lastId = new Int32Array(STRINGS);
-  /** The request ids (unique to a row: held as they are, not looked up). */
-  readonly requestIds: string[] = [];
+  /**
+   * The request ids, unique to a row, as bytes: a string per row would be a hundred thousand objects for every full
+   * collection to mark (a stream's chunk buffers call for many), where the rest of the block is a few.
+   */
+  private ids8 = Buffer.allocUnsafeSlow(BLOCK_ROWS * 40);
+  private ids8Used = 0;
+  private readonly idAt = new Int32Array(BLOCK_ROWS);
+  private readonly idLength = new Int32Array(BLOCK_ROWS);
   rows = 0;
   live = 0;
 
@@ -217,7 +223,7 @@ class Block {
     v[n + N_RESPONSE_BYTES] = r.responseBytes ?? NaN;
     const s = row * STRINGS;
     const t = this.strings;
-    this.requestIds.push(r.requestId);
+    this.keepRequestId(row, r.requestId);
     t[s + S_ACCOUNT] = this.idOf(S_ACCOUNT, r.accountId);
     t[s + S_KEY] = this.idOf(S_KEY, r.keyId);
     t[s + S_SURFACE] = this.idOf(S_SURFACE, r.surface);
@@ -233,6 +239,23 @@ class Block {
     t[s + S_BATCH] = this.idOf(S_BATCH, r.batchId);
     this.live++;
     return row;
+  }
+
+  private keepRequestId(row: number, id: string): void {
+    const most = id.length * 3;
+    if (this.ids8Used + most > this.ids8.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(this.ids8.length * 2, this.ids8Used + most));
+      this.ids8.copy(grown, 0, 0, this.ids8Used);
+      this.ids8 = grown;
+    }
+    const length = this.ids8.write(id, this.ids8Used, 'utf8');
+    this.idAt[row] = this.ids8Used;
+    this.idLength[row] = length;
+    this.ids8Used += length;
+  }
+
+  private requestIdOf(row: number): string {
+    return this.ids8.toString('utf8', this.idAt[row], this.idAt[row] + this.idLength[row]);
   }
 
   stringAt(row: number, field: number): number {
@@ -254,7 +277,7 @@ class Block {
     };
     return {
       time: v[n + N_TIME],
-      requestId: this.requestIds[row],
+      requestId: this.requestIdOf(row),
       accountId: str(S_ACCOUNT),
       keyId: str(S_KEY),
       surface: str(S_SURFACE) as Surface,
