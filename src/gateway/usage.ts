@@ -154,7 +154,11 @@ const EDGE = 32;
 export class AnswerEnd {
   private readonly ends: Marker[];
   private readonly resumes: Marker[];
-  private edge: Buffer | null = null;
+  /** The stream's last bytes (up to EDGE), copied: a chunk is not held past its turn. */
+  private readonly edge = Buffer.alloc(EDGE);
+  private edgeLength = 0;
+  /** Where a seam is put together: the last chunk's edge and the next chunk's first bytes (no allocation a chunk). */
+  private readonly seamBytes = Buffer.alloc(2 * EDGE);
   out = false;
 
   private constructor(format: UsageFormat) {
@@ -167,14 +171,25 @@ export class AnswerEnd {
   }
 
   feed(chunk: Buffer): void {
-    const edge = this.edge;
-    const seam = edge && Buffer.concat([edge, chunk.subarray(0, EDGE)]);
-    const end = AnswerEnd.last(this.ends, chunk, seam, edge?.length ?? 0);
-    const resume = AnswerEnd.last(this.resumes, chunk, seam, edge?.length ?? 0);
+    const shift = this.edgeLength;
+    let seam: Buffer | null = null;
+    if (shift > 0) {
+      this.edge.copy(this.seamBytes, 0, 0, shift);
+      seam = this.seamBytes.subarray(0, shift + chunk.copy(this.seamBytes, shift, 0, EDGE));
+    }
+    const end = AnswerEnd.last(this.ends, chunk, seam, shift);
+    const resume = AnswerEnd.last(this.resumes, chunk, seam, shift);
     if (end !== -Infinity || resume !== -Infinity) this.out = end > resume;
     // The stream's last bytes, however small its pieces.
-    const tail = chunk.length >= EDGE || !edge ? chunk : Buffer.concat([edge, chunk]);
-    this.edge = tail.subarray(Math.max(0, tail.length - EDGE));
+    if (chunk.length >= EDGE) {
+      chunk.copy(this.edge, 0, chunk.length - EDGE);
+      this.edgeLength = EDGE;
+    } else {
+      const keep = Math.min(shift, EDGE - chunk.length);
+      this.edge.copyWithin(0, shift - keep, shift);
+      chunk.copy(this.edge, keep);
+      this.edgeLength = keep + chunk.length;
+    }
   }
 
   /** Where the last of `markers` starts in `chunk` (negative: in the seam, before it), -Infinity if none is there. */
@@ -194,7 +209,7 @@ export class AnswerEnd {
   /** A new answer starts (the next response on a WebSocket). */
   reset(): void {
     this.out = false;
-    this.edge = null;
+    this.edgeLength = 0;
   }
 }
 

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import zlib from 'node:zlib';
 import { AnswerEnd, createUsageTap, type UsageReading } from '../../src/gateway/usage';
 import type { UsageFormat } from '../../src/gateway/vendor';
@@ -699,5 +700,32 @@ describe('usage read from responses as they pass', () => {
       expect([size, outAfter(delta, size)]).toEqual([size, false]);
     }
     expect(AnswerEnd.of(gemini.usage.generateContent)).toBeUndefined();
+  });
+
+  test('the answer end read in any pieces is what the whole stream says', () => {
+    const events = [
+      'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
+      'event: content_block_start\ndata: {"type":"content_block_start","index":1}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,"delta":{"text":"x"}}\n\n',
+    ];
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...events), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 1, max: 90 }), { minLength: 1, maxLength: 40 }),
+        (sequence, sizes) => {
+          const text = sequence.join('');
+          const stop = text.lastIndexOf('"content_block_stop"');
+          const start = text.lastIndexOf('"content_block_start"');
+          const answer = AnswerEnd.of(messages)!;
+          for (let i = 0, k = 0; i < text.length; k++) {
+            const size = sizes[k % sizes.length];
+            answer.feed(Buffer.from(text.slice(i, i + size)));
+            i += size;
+          }
+          expect(answer.out).toBe(stop !== -1 && stop > start);
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
