@@ -104,14 +104,33 @@ class LineSplitter {
       this.long = undefined;
       next = next.subarray(nl + 1);
     }
-    const bytes = this.carry ? Buffer.concat([this.carry, next]) : next;
-    const end = bytes.lastIndexOf(10) + 1; // just past the last complete line
-    const complete = bytes.subarray(0, end);
-    if (end > 0 && this.markers.some((m) => m.indexIn(complete) !== -1))
-      this.lines(complete.toString('utf8'));
-    const rest = bytes.subarray(end);
-    this.carry = rest.length === 0 || rest.length > LINE_LIMIT ? null : rest;
+    if (this.carry) {
+      // The line carried over ends in this chunk (or goes on): only it is put together, not the whole chunk.
+      const nl = next.indexOf(10);
+      const line = Buffer.concat([this.carry, nl === -1 ? next : next.subarray(0, nl + 1)]);
+      this.carry = null;
+      if (nl === -1) {
+        if (line.length > LINE_LIMIT) this.long = this.onLong?.(line) ?? null;
+        else this.carry = line;
+        return;
+      }
+      this.complete(line);
+      next = next.subarray(nl + 1);
+    }
+    const end = next.lastIndexOf(10) + 1; // just past the last complete line
+    if (end > 0) this.complete(next.subarray(0, end));
+    this.hold(next.subarray(end));
+  }
+
+  /** Complete lines: decoded and handed over when they hold a trigger. */
+  private complete(bytes: Buffer): void {
+    if (this.markers.some((m) => m.indexIn(bytes) !== -1)) this.lines(bytes.toString('utf8'));
+  }
+
+  /** The start of a line the next chunk goes on with: copied (the chunk is not held), or passed on when too long. */
+  private hold(rest: Buffer): void {
     if (rest.length > LINE_LIMIT) this.long = this.onLong?.(rest) ?? null;
+    else if (rest.length) this.carry = Buffer.from(rest);
   }
 
   /** The last line when the body ends without a newline. */

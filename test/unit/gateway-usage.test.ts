@@ -702,6 +702,33 @@ describe('usage read from responses as they pass', () => {
     expect(AnswerEnd.of(gemini.usage.generateContent)).toBeUndefined();
   });
 
+  test('a stream read in any pieces reads what it reads whole (lines carried across pieces)', async () => {
+    const cases: [UsageFormat, Buffer][] = [
+      [messages, Buffer.from(sse(MESSAGES_STREAM))],
+      [responses, Buffer.from(sse(RESPONSES_STREAM))],
+      [generateContent, Buffer.from(sse(GENERATE_STREAM.map((chunk) => [null, chunk])))],
+    ];
+    for (const [format, bytes] of cases) {
+      const whole = await readAll(format, 'text/event-stream', bytes);
+      expect(whole.length).toBe(1);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 30 }),
+          async (sizes) => {
+            const tap = createUsageTap(format, 'text/event-stream', undefined)!;
+            for (let i = 0, k = 0; i < bytes.length; k++) {
+              const size = sizes[k % sizes.length];
+              tap.write(bytes.subarray(i, i + size));
+              i += size;
+            }
+            expect(await tap.finish()).toEqual(whole);
+          },
+        ),
+        { numRuns: 150 },
+      );
+    }
+  });
+
   test('the answer end read in any pieces is what the whole stream says', () => {
     const events = [
       'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n',
