@@ -1,4 +1,5 @@
 import type { BodyMode } from './bodies';
+import { logIdOf, positionOfId } from './position';
 import { rowOfLine } from './row-line';
 import type {
   AuditFilter,
@@ -116,16 +117,6 @@ export function matchesAudit(f: AuditFilter, r: AuditRow): boolean {
     (f.action === undefined || r.action === f.action || r.action.startsWith(`${f.action}.`)) &&
     (f.target === undefined || r.target === f.target)
   );
-}
-
-/** The id of a row: its time and its sequence, which is also where the page after it starts. */
-export function logIdOf(time: number, seq: string | number): string {
-  return `${time}.${seq}`;
-}
-
-export function positionOfId(logId: string): Position | null {
-  const m = /^(\d{1,15})\.(\d{1,19})$/.exec(logId);
-  return m ? { time: Number(m[1]), seq: m[2] } : null;
 }
 
 /** Rows per block of the request ring: a block holds its rows' values and the strings they name. */

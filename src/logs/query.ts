@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors';
 import { parseOrThrow } from '../http/validate';
+import { decodeLogCursor } from './position';
 import type { AuditFilter, Position, RequestLogFilter } from './types';
 
 export const MAX_LOG_LIMIT = 1000;
@@ -84,18 +85,20 @@ function checkRange(from: number | undefined, to: number | undefined): void {
     throw new ApiError('invalid_request', 'query.from: must be before query.to');
 }
 
-/** The opaque cursor of the page after `position`. */
-export function encodeLogCursor(position: Position | null): string | null {
-  return position === null
-    ? null
-    : Buffer.from(`${position.time}.${position.seq}`, 'utf8').toString('base64url');
-}
-
-function decodeLogCursor(text: string | undefined): Position | undefined {
-  if (text === undefined) return undefined;
-  const m = /^(\d{1,15})\.(\d{1,19})$/.exec(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!m) throw new ApiError('invalid_request', 'query.cursor: not a cursor this list returned');
-  return { time: Number(m[1]), seq: m[2] };
+/** Filters, paging and format from a list's query: each parameter once, checked by `shape` (a 400 names it). */
+function parseListQuery<F>(shape: z.ZodRawShape, query: unknown): Parsed<F> {
+  const parsed = parseOrThrow(z.strictObject(shape), single(query), 'query') as {
+    from?: number;
+    to?: number;
+    limit: number;
+    cursor?: string;
+    format: LogFormat;
+  };
+  const { from, to, limit, cursor, format, ...rest } = parsed;
+  checkRange(from, to);
+  const after = cursor === undefined ? undefined : decodeLogCursor(cursor);
+  if (after === null) throw new ApiError('invalid_request', 'query.cursor: not a cursor this list returned');
+  return { filter: { from, to, ...rest } as F, limit, after, format };
 }
 
 /**
@@ -103,24 +106,10 @@ function decodeLogCursor(text: string | undefined): Position | undefined {
  * `status`, `upstream`, `surface`, `requestId`, `taskId`, `limit`, `cursor`, `format`; the admin's also `accountId`.
  */
 export function parseLogQuery(query: unknown, admin: boolean): Parsed<RequestLogFilter> {
-  const shape = admin ? { ...logFilters, accountId: shortText(200).optional() } : logFilters;
-  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(
-    z.strictObject(shape),
-    single(query),
-    'query',
-  );
-  checkRange(from, to);
-  return { filter: { from, to, ...rest }, limit, after: decodeLogCursor(cursor), format };
+  return parseListQuery(admin ? { ...logFilters, accountId: shortText(200).optional() } : logFilters, query);
 }
 
 /** GET /admin/v1/audit: `from`, `to`, `actor`, `action`, `target`, `accountId`, `limit`, `cursor`, `format`. */
 export function parseAuditQuery(query: unknown): Parsed<AuditFilter> {
-  const shape = { ...auditFilters, accountId: shortText(200).optional() };
-  const { from, to, limit, cursor, format, ...rest } = parseOrThrow(
-    z.strictObject(shape),
-    single(query),
-    'query',
-  );
-  checkRange(from, to);
-  return { filter: { from, to, ...rest }, limit, after: decodeLogCursor(cursor), format };
+  return parseListQuery({ ...auditFilters, accountId: shortText(200).optional() }, query);
 }

@@ -202,6 +202,14 @@ export interface BatchItemOutcome {
   chargeMicros: number;
 }
 
+/** What a task row of a submission holds of its own. */
+interface TaskRowExtra {
+  taskId: string | null;
+  batchId: string | null;
+  costMicros: number;
+  upstream: string | null;
+}
+
 const ITEM_STATUS: Record<string, number> = { insufficient_balance: 402, invalid_parameter_value: 400 };
 
 /** Builds request-log rows and hands them to the writer: the one object the gateway and the task API call. */
@@ -271,28 +279,16 @@ export class RequestLog {
     requestId: string,
     route: string,
   ): SubmissionLog {
-    const time = Date.now();
-    const start = performance.now();
+    const row = this.taskRows(req, res, caller, model, requestId, route);
     let task: { taskId: string; chargeMicros: number; provider?: string } | undefined;
     res.once('close', () => {
       this.writer.pushRequest(
-        this.taskRow(
-          req,
-          caller,
-          model,
-          requestId,
-          route,
-          time,
-          start,
-          res.statusCode,
-          res.writableFinished,
-          {
-            taskId: task?.taskId ?? null,
-            batchId: null,
-            costMicros: task?.chargeMicros ?? 0,
-            upstream: task?.provider ?? null,
-          },
-        ),
+        row(res.statusCode, {
+          taskId: task?.taskId ?? null,
+          batchId: null,
+          costMicros: task?.chargeMicros ?? 0,
+          upstream: task?.provider ?? null,
+        }),
       );
     });
     return { accepted: (taskId, chargeMicros, provider) => void (task = { taskId, chargeMicros, provider }) };
@@ -311,62 +307,45 @@ export class RequestLog {
     requestId: string,
     route: string,
   ): (item: BatchItemOutcome, batchId: string) => void {
-    const time = Date.now();
-    const start = performance.now();
+    const row = this.taskRows(req, res, caller, model, requestId, route);
     const items: { item: BatchItemOutcome; batchId: string }[] = [];
     res.once('close', () => {
       const status = res.statusCode;
       if (items.length === 0 && status < 400) return;
       if (items.length === 0) {
-        this.writer.pushRequest(
-          this.taskRow(req, caller, model, requestId, route, time, start, status, res.writableFinished, {
-            taskId: null,
-            batchId: null,
-            costMicros: 0,
-            upstream: null,
-          }),
-        );
+        this.writer.pushRequest(row(status, { taskId: null, batchId: null, costMicros: 0, upstream: null }));
         return;
       }
       for (const { item, batchId } of items) {
-        const itemStatus = item.outcome === 'rejected' ? (ITEM_STATUS[item.errorCode ?? ''] ?? 400) : status;
-        const row = this.taskRow(
-          req,
-          caller,
-          model,
-          requestId,
-          route,
-          time,
-          start,
-          itemStatus,
-          res.writableFinished,
-          {
-            taskId: item.taskId,
-            batchId,
-            costMicros: item.outcome === 'accepted' ? item.chargeMicros : 0,
-            upstream: null,
-          },
-        );
-        if (item.outcome === 'rejected') row.errorType = item.errorCode ?? 'invalid_request';
-        this.writer.pushRequest(row);
+        const rejected = item.outcome === 'rejected';
+        const itemRow = row(rejected ? (ITEM_STATUS[item.errorCode ?? ''] ?? 400) : status, {
+          taskId: item.taskId,
+          batchId,
+          costMicros: item.outcome === 'accepted' ? item.chargeMicros : 0,
+          upstream: null,
+        });
+        if (rejected) itemRow.errorType = item.errorCode ?? 'invalid_request';
+        this.writer.pushRequest(itemRow);
       }
     });
     return (item, batchId) => void items.push({ item, batchId });
   }
 
-  private taskRow(
+  /**
+   * The rows of one task-API submission: what they share is fixed when it arrives (time, caller, client), the rest
+   * when its response closes (status, whether it finished, latency) and per row (task, batch, charge, provider).
+   */
+  private taskRows(
     req: IncomingMessage,
+    res: ServerResponse,
     caller: Caller,
     model: string,
     requestId: string,
     route: string,
-    time: number,
-    start: number,
-    status: number,
-    finished: boolean,
-    extra: { taskId: string | null; batchId: string | null; costMicros: number; upstream: string | null },
-  ): RequestLogRow {
-    return {
+  ): (status: number, extra: TaskRowExtra) => RequestLogRow {
+    const time = Date.now();
+    const start = performance.now();
+    return (status, extra) => ({
       time,
       requestId,
       accountId: caller.accountId,
@@ -379,7 +358,11 @@ export class RequestLog {
       upstreamModel: null,
       status,
       errorType:
-        status >= 400 ? (CODE_OF_STATUS.get(status) ?? String(status)) : finished ? null : 'response_cut',
+        status >= 400
+          ? (CODE_OF_STATUS.get(status) ?? String(status))
+          : res.writableFinished
+            ? null
+            : 'response_cut',
       inputTokens: null,
       outputTokens: null,
       cachedTokens: null,
@@ -394,6 +377,6 @@ export class RequestLog {
       batchId: extra.batchId,
       requestBytes: null,
       responseBytes: null,
-    };
+    });
   }
 }

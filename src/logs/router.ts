@@ -6,7 +6,8 @@ import { defineRoute } from '../http/routes';
 import { jsonBody, parseOrThrow } from '../http/validate';
 import { BODY_MODES, type BodyScope } from './bodies';
 import type { Logs } from './index';
-import { encodeLogCursor, parseAuditQuery, parseLogQuery, type Parsed } from './query';
+import { encodeLogCursor } from './position';
+import { parseAuditQuery, parseLogQuery, type Parsed } from './query';
 import type { PageOf, Position, RequestLogFilter, StoredAuditRow, StoredRequestLog } from './types';
 import { auditView, logView, streamExport } from './views';
 

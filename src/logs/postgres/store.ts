@@ -2,7 +2,7 @@ import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import { rowLine, withoutNul } from '../row-line';
 import type { Logger } from '../../observability/logger';
 import type { BodyMode } from '../bodies';
-import { logIdOf, positionOfId } from '../memory';
+import { logIdOf, positionOfId } from '../position';
 import type {
   AuditFilter,
   AuditRow,
