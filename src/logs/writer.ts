@@ -170,7 +170,11 @@ export class LogWriter {
     const id = randomUUID();
     if (this.audit.length) {
       const rows = this.audit.splice(0, this.options.batchRows);
-      return { id, kind: 'audit', rows: this.fresh('audit', rows) };
+      const keep = this.unexpired(
+        'audit',
+        rows.map((r) => r.time),
+      );
+      return { id, kind: 'audit', rows: keep ? rows.filter((_, i) => keep[i]) : rows };
     }
     const n = Math.min(this.lines.length, this.options.batchRows);
     let lines = this.lines.splice(0, n);
@@ -182,28 +186,24 @@ export class LogWriter {
       const taken = this.kept.splice(0, upTo === -1 ? this.kept.length : upTo);
       bodies = taken.map((k) => k.bodies);
     }
-    const oldest = this.options.oldestKept('requests');
-    if (times.some((t) => t < oldest)) {
-      const keep = times.map((t) => t >= oldest);
-      this.metrics.logsRowsDropped.inc(
-        { table: 'requests', reason: 'expired' },
-        keep.filter((k) => !k).length,
-      );
+    const keep = this.unexpired('requests', times);
+    if (keep) {
       lines = lines.filter((_, i) => keep[i]);
       times = times.filter((_, i) => keep[i]);
     }
     return { id, kind: 'requests', lines, times, bodies };
   }
 
-  /** Drops (and counts) rows older than the retention: their day is gone, or going. */
-  private fresh(table: 'audit', rows: AuditRow[]): AuditRow[] {
+  /**
+   * Which rows of a batch are within the retention (their day is not gone, nor going), by their times: null when all
+   * are; the others are counted as dropped.
+   */
+  private unexpired(table: 'requests' | 'audit', times: number[]): boolean[] | null {
     const oldest = this.options.oldestKept(table);
-    if (rows.length === 0 || rows[0].time >= oldest) {
-      if (rows.every((r) => r.time >= oldest)) return rows;
-    }
-    const kept = rows.filter((r) => r.time >= oldest);
-    this.metrics.logsRowsDropped.inc({ table, reason: 'expired' }, rows.length - kept.length);
-    return kept;
+    if (times.every((t) => t >= oldest)) return null;
+    const keep = times.map((t) => t >= oldest);
+    this.metrics.logsRowsDropped.inc({ table, reason: 'expired' }, keep.filter((k) => !k).length);
+    return keep;
   }
 
   private async insert(batch: SpilledBatch): Promise<void> {

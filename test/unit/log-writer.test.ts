@@ -142,6 +142,27 @@ describe('the log writer', () => {
     }
   });
 
+  test('rows older than the retention are dropped and counted as expired, the rest written', async () => {
+    const store = batchingStore();
+    const metrics = createMetrics();
+    const now = Date.now();
+    const writer = new LogWriter(
+      store,
+      undefined,
+      { ...options, oldestKept: () => now - 1000 },
+      metrics,
+      quiet,
+    );
+    for (let i = 0; i < 6; i++) writer.pushRequest(row(i, i % 2 ? now - 5000 : now));
+    await writer.flush();
+    const page = await store.requests({}, 100);
+    expect(page.rows.map((r) => r.requestId).sort()).toEqual(['r0', 'r2', 'r4']);
+    expect(
+      await value(metrics, 'genway_logs_rows_dropped_total', { table: 'requests', reason: 'expired' }),
+    ).toBe(3);
+    await writer.close();
+  });
+
   test('the spill cap: past logs.spillMaxBytes rows are dropped and counted as spill_full', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
