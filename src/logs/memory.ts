@@ -124,20 +124,19 @@ const BLOCK_ROWS = 4096;
 /** Index slots the request ring starts with (it doubles up to twice its capacity, then compacts in place). */
 const FIRST_SLOTS = 4096;
 
-/** A row's numbers, in a block's `numbers` (null is NaN). */
-const N_TIME = 0;
-const N_STATUS = 1;
-const N_INPUT = 2;
-const N_OUTPUT = 3;
-const N_CACHED = 4;
-const N_CACHE_WRITE = 5;
-const N_REASONING = 6;
-const N_COST = 7;
-const N_LATENCY = 8;
-const N_TTFB = 9;
-const N_REQUEST_BYTES = 10;
-const N_RESPONSE_BYTES = 11;
-const NUMBERS = 12;
+/** A row's numbers but its time (the ring's index holds it), in a block's `numbers` (null is NaN). */
+const N_STATUS = 0;
+const N_INPUT = 1;
+const N_OUTPUT = 2;
+const N_CACHED = 3;
+const N_CACHE_WRITE = 4;
+const N_REASONING = 5;
+const N_COST = 6;
+const N_LATENCY = 7;
+const N_TTFB = 8;
+const N_REQUEST_BYTES = 9;
+const N_RESPONSE_BYTES = 10;
+const NUMBERS = 11;
 
 /** A row's strings but its request id, as ids into its block's strings (0 is null): most repeat row to row. */
 const S_ACCOUNT = 0;
@@ -168,8 +167,8 @@ class Block {
   private readonly lastText: (string | null)[] = new Array<string | null>(STRINGS).fill(null);
   private readonly lastId = new Int32Array(STRINGS);
   /**
-   * The request ids, unique to a row, as bytes: a string per row would be a hundred thousand objects for every full
-   * collection to mark (a stream's chunk buffers call for many), where the rest of the block is a few.
+   * The request ids, unique to a row, as bytes: a string per row would be a hundred thousand more objects for every
+   * full collection to mark, where the rest of the block is a few.
    */
   private ids8 = Buffer.allocUnsafeSlow(BLOCK_ROWS * 40);
   private ids8Used = 0;
@@ -200,7 +199,6 @@ class Block {
     const row = this.rows++;
     const n = row * NUMBERS;
     const v = this.numbers;
-    v[n + N_TIME] = r.time;
     v[n + N_STATUS] = r.status;
     v[n + N_INPUT] = r.inputTokens ?? NaN;
     v[n + N_OUTPUT] = r.outputTokens ?? NaN;
@@ -257,7 +255,7 @@ class Block {
     return this.numbers[row * NUMBERS + field];
   }
 
-  row(row: number): RequestLogRow {
+  row(row: number, time: number): RequestLogRow {
     const v = this.numbers;
     const n = row * NUMBERS;
     const num = (i: number) => (Number.isNaN(v[n + i]) ? null : v[n + i]);
@@ -267,7 +265,7 @@ class Block {
       return id === 0 ? null : this.texts[id];
     };
     return {
-      time: v[n + N_TIME],
+      time,
       requestId: this.requestIdOf(row),
       accountId: str(S_ACCOUNT),
       keyId: str(S_KEY),
@@ -382,7 +380,8 @@ class RequestRing {
   }
 
   private stored(i: number): StoredRequestLog {
-    return { ...this.blocks.get(this.block[i])!.row(this.row[i]), logId: logIdOf(this.time[i], this.seq[i]) };
+    const time = this.time[i];
+    return { ...this.blocks.get(this.block[i])!.row(this.row[i], time), logId: logIdOf(time, this.seq[i]) };
   }
 
   /** Newest first, strictly before `after`, matching `filter`, up to `limit`. */
