@@ -39,10 +39,11 @@ export async function startServer(
   args: string[],
   env: Record<string, string> = {},
   main = MAIN,
+  nodeFlags: string[] = [],
 ): Promise<Server> {
   const port = await freePort();
   // BENCH_NODE_FLAGS: V8 / Node flags for Genway alone (an A/B of a runtime setting; the bare pipe keeps the defaults).
-  const flags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const flags = [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
   const child = spawn(process.execPath, [...flags, main, ...args], {
     env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'warn', GENWAY_ADMIN_TOKEN: ADMIN, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,11 +1,11 @@
 /**
  * npm run bench:profile [-- <other checkout, built>] — where Genway's CPU goes on the hot routes. Runs Genway
  * embedded (BENCH_PROFILE_REDIS=1: on Redis) under V8's sampling profiler (`--cpu-prof`, 50 µs interval) in front of
- * the vendor stand-in, drives each route for 2 s unmeasured, then BENCH_SECONDS at 32 connections (the 100 MiB stream: BENCH_BIG_STREAMS
- * times, after one unmeasured), stops it, and prints the top frames by self time in µs per request (per MiB for the stream). Given another
- * checkout, profiles it the same way, in turns with this one, and prints the frames whose cost changed most: a
- * regression's cause read off two profiles taken in the same minutes of this shared machine. Bounded: routes x builds
- * x BENCH_SECONDS, plus the streams.
+ * the vendor stand-in, drives each route for 2 s unmeasured, then BENCH_SECONDS at 32 connections (the 100 MiB
+ * stream: BENCH_BIG_STREAMS times, after one unmeasured), stops it, and prints the top frames by self time in µs per
+ * request (per MiB for the stream). Given another checkout, profiles it the same way, in turns with this one, and
+ * prints the frames whose cost changed most: a regression's cause read off two profiles taken in the same minutes of
+ * this shared machine. Bounded: routes x builds x BENCH_SECONDS, plus the streams.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -76,8 +76,6 @@ async function bigStream(base: string, headers: Record<string, string>): Promise
 async function profileOnce(main: string, route: string, upstreamPort: number): Promise<Map<string, number>> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-prof-'));
   const prefix = `genway-bench-prof-${process.pid}-${Date.now()}`;
-  const saved = process.env.BENCH_NODE_FLAGS;
-  process.env.BENCH_NODE_FLAGS = `${saved ?? ''} --cpu-prof --cpu-prof-interval 50 --cpu-prof-dir ${dir}`;
   const server = await startServer(
     ['serve'],
     {
@@ -99,9 +97,8 @@ async function profileOnce(main: string, route: string, upstreamPort: number): P
       ...(ON_REDIS ? { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix } : {}),
     },
     main,
+    ['--cpu-prof', '--cpu-prof-interval', '50', '--cpu-prof-dir', dir],
   );
-  if (saved === undefined) delete process.env.BENCH_NODE_FLAGS;
-  else process.env.BENCH_NODE_FLAGS = saved;
   pin(server.child.pid!, 1);
   let units = 0;
   let from = 0;
