@@ -10,7 +10,6 @@
 import path from 'node:path';
 import {
   BENCH_SECRETS_KEY,
-  benchKey,
   dropPrefix,
   machineNote,
   median,
@@ -19,7 +18,7 @@ import {
   startServer,
   type Server,
 } from './lib';
-import { pin, startScript, throughputs, type Target } from './proxies';
+import { bareTarget, genwayTarget, pin, startScript, throughputs, type Target } from './proxies';
 import { HOT_ROUTES } from './upstream-data';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -57,19 +56,10 @@ async function main(): Promise<void> {
       await startServer(['serve'], envOf(prefixes[1]), path.join(path.resolve(other), 'dist', 'main.js')),
     );
     const [thisOne, otherOne] = servers;
-    const genway = async (name: string, server: Server): Promise<Target> => {
-      const key = await benchKey(server.base);
-      return { name, base: server.base, pid: server.child.pid, headers: { 'x-api-key': key } };
-    };
     const targets: Target[] = [
-      {
-        name: 'bare',
-        base: `http://127.0.0.1:${bare.port}`,
-        pid: bare.child.pid,
-        headers: { 'x-api-key': 'gwk' },
-      },
-      await genway('this', thisOne),
-      await genway('other', otherOne),
+      bareTarget(bare),
+      await genwayTarget('this', thisOne),
+      await genwayTarget('other', otherOne),
     ];
     for (const t of targets) pin(t.pid!, 1);
     for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured

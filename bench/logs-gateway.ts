@@ -8,8 +8,16 @@
  * Bounded: ROUNDS x routes x (4 x SECONDS + 3 x BENCH_PACED_SECONDS).
  */
 import { Client } from 'pg';
-import { benchKey, machineNote, median, paced, procCpuSeconds, startServer, type Server } from './lib';
-import { pin, routeHeaders, startScript, throughputs, type Target } from './proxies';
+import { machineNote, median, paced, procCpuSeconds, startServer, type Server } from './lib';
+import {
+  bareTarget,
+  genwayTarget,
+  pin,
+  routeHeaders,
+  startScript,
+  throughputs,
+  type Target,
+} from './proxies';
 import { HOT_ROUTES } from './upstream-data';
 import { ownServer } from './pg-server';
 
@@ -52,20 +60,11 @@ async function main(): Promise<void> {
     servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url.toString() }));
     servers.push(await startServer(['serve'], env));
     const [off, postgres, ring] = servers;
-    const genway = async (name: string, server: Server): Promise<Target> => {
-      const key = await benchKey(server.base);
-      return { name, base: server.base, pid: server.child.pid, headers: { 'x-api-key': key } };
-    };
     const targets: Target[] = [
-      {
-        name: 'bare',
-        base: `http://127.0.0.1:${bare.port}`,
-        pid: bare.child.pid,
-        headers: { 'x-api-key': 'gwk' },
-      },
-      await genway('off', off),
-      await genway('postgres', postgres),
-      await genway('ring', ring),
+      bareTarget(bare),
+      await genwayTarget('off', off),
+      await genwayTarget('postgres', postgres),
+      await genwayTarget('ring', ring),
     ];
     for (const t of targets) pin(t.pid!, 1);
     for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured

@@ -2,7 +2,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { procCpuSeconds } from './lib';
+import { benchKey, procCpuSeconds, type Server } from './lib';
 import type { HOT_ROUTES } from './upstream-data';
 
 type Route = (typeof HOT_ROUTES)[number];
@@ -31,6 +31,22 @@ export function pin(pid: number, cpu: number): void {
   } catch {
     allPinned = false;
   }
+}
+
+/** A Genway process as a target, with a bench key of its own. */
+export async function genwayTarget(name: string, server: Server): Promise<Target> {
+  const key = await benchKey(server.base);
+  return { name, base: server.base, pid: server.child.pid, headers: { 'x-api-key': key } };
+}
+
+/** The bare pipe as a target: it swaps in the vendor's key itself, whatever key the client sends. */
+export function bareTarget(bare: { port: number; child: ChildProcess }): Target {
+  return {
+    name: 'bare',
+    base: `http://127.0.0.1:${bare.port}`,
+    pid: bare.child.pid,
+    headers: { 'x-api-key': 'gwk' },
+  };
 }
 
 /** Starts a bench script that prints its port on its first stdout line. */

@@ -2,7 +2,7 @@
  * A byte string searched for in streamed bytes by its rarest byte. Node's Buffer search skips ahead with memchr on a
  * needle's first byte, so a marker such as `"message_` that starts with a quote stops at every quote of a JSON
  * stream (every few bytes) and costs a pass of about 30 µs per 64 KiB; searched from its rarest byte on, the same
- * marker costs about 1 µs. Rarity is read once, at start, off what a stream of the format is mostly made of: the
+ * marker costs about 1 µs. Rarity is read once per format (on its first stream), off what its streams are mostly: the
  * frame it sends by the thousand (a text delta, a chunk) and the prose inside (the format's `frame`), or, for a
  * format that does not say, JSON in general. Searches go forward only: Node searches backward without the memchr skip.
  */
