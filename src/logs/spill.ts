@@ -3,25 +3,25 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { rowLine } from './row-line';
+import { rowLine, RowLines } from './row-line';
 import type { AuditRow, RequestBodies, RequestLogRow } from './types';
 
 /**
  * One batch of the writer: its id travels with it, so a replay is idempotent. Request rows are their lines
- * (./row-line.ts) and times.
+ * (./row-line.ts), with their times.
  */
 export type SpilledBatch =
-  | { id: string; kind: 'requests'; lines: string[]; times: number[]; bodies: RequestBodies[] }
+  | { id: string; kind: 'requests'; lines: RowLines; bodies: RequestBodies[] }
   | { id: string; kind: 'audit'; rows: AuditRow[] };
 
 export const batchRows = (batch: SpilledBatch): number =>
-  batch.kind === 'audit' ? batch.rows.length : batch.lines.length;
+  batch.kind === 'audit' ? batch.rows.length : batch.lines.count;
 
 /** A batch as one line of a spill file: request rows as their lines, which are JSON arrays already. */
 function spillLine(batch: SpilledBatch): string {
   if (batch.kind === 'audit') return `${JSON.stringify(batch)}\n`;
   const { id, bodies, lines } = batch;
-  return `{"id":${JSON.stringify(id)},"kind":"requests","bodies":${JSON.stringify(bodies)},"values":[${lines.join(',')}]}\n`;
+  return `{"id":${JSON.stringify(id)},"kind":"requests","bodies":${JSON.stringify(bodies)},"values":${lines.json()}}\n`;
 }
 
 /** A spill file's line as a batch; request rows come as value arrays, or as objects (an earlier version's files). */
@@ -32,7 +32,7 @@ function batchOfLine(line: string): SpilledBatch {
   if (read.kind === 'audit') return read;
   const lines = read.values ? read.values.map((v) => JSON.stringify(v)) : (read.rows ?? []).map(rowLine);
   const times = read.values ? read.values.map((v) => v[0] as number) : (read.rows ?? []).map((r) => r.time);
-  return { id: read.id, kind: 'requests', lines, times, bodies: read.bodies ?? [] };
+  return { id: read.id, kind: 'requests', lines: RowLines.of(lines, times), bodies: read.bodies ?? [] };
 }
 
 /** A spill file untouched this long belongs to no live process (its writer died): any process may replay it. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { MemoryLogStore } from '../../src/logs/memory';
-import { rowLine, rowOfLine } from '../../src/logs/row-line';
+import { msText, rowLine, rowOfLine, RowLines } from '../../src/logs/row-line';
 import type { RequestLogRow } from '../../src/logs/types';
 
 const DAY = 86_400_000;
@@ -54,16 +54,82 @@ describe('the in-process request ring', () => {
 
   test('a line is the JSON array of the values, for any text and number', () => {
     const text = fc.option(fc.string({ unit: 'binary', maxLength: 12 }));
-    const number = fc.option(fc.oneof(fc.integer(), fc.double()));
+    // Whole numbers past 2^30 and durations to the µs are printed by Genway's own digits, not V8's.
+    const number = fc.option(
+      fc.oneof(
+        fc.integer(),
+        fc.double(),
+        fc.maxSafeInteger(),
+        fc.integer({ min: -1e9, max: 2 ** 31 }).map((n) => n / 1000),
+      ),
+    );
+    const time = fc.oneof(fc.maxSafeNat(), fc.integer({ min: 1.7e12, max: 1.9e12 }));
     fc.assert(
-      fc.property(text, text, number, number, (agent, model, tokens, latency) => {
-        const r = row(1, { userAgent: agent, model, inputTokens: tokens, latencyMs: latency ?? 0 });
+      fc.property(text, text, number, number, time, (agent, model, tokens, latency, at) => {
+        const r = row(1, {
+          time: at,
+          userAgent: agent,
+          model,
+          inputTokens: tokens,
+          latencyMs: latency ?? 0,
+          ttfbMs: latency,
+        });
         const line = rowLine(r);
         expect(JSON.parse(line)).toEqual(
           JSON.parse(JSON.stringify(Object.values(r)).replace(/\\u0000/g, '')),
         );
       }),
       { numRuns: 500 },
+    );
+  });
+
+  test('a duration prints as the number it is', () => {
+    for (const [n, text] of [
+      [1.05, '1.05'],
+      [0.005, '0.005'],
+      [12.3, '12.3'],
+      [7, '7'],
+      [0.12, '0.12'],
+      [1.2345, '1.2345'],
+    ] as const)
+      expect(msText(n)).toBe(text);
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: 0, max: 2 ** 31 }).map((n) => n / 1000),
+          fc.double(),
+        ),
+        (n) => {
+          expect(msText(n)).toBe(Number.isFinite(n) ? JSON.stringify(n) : 'null');
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("a batch of lines is their JSON array in bytes, after jsonb's version byte, whatever they hold and however many", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.string({ unit: 'binary', maxLength: 40 }), fc.maxSafeNat()), { maxLength: 60 }),
+        fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }),
+        (values, keep) => {
+          const lines = values.map(([text, at]) => JSON.stringify([at, text]).replace(/\\u0000/g, ''));
+          const times = values.map(([, at]) => at);
+          const batch = new RowLines(16); // grows as it fills
+          lines.forEach((line, i) => batch.push(line, times[i]));
+          expect(batch.count).toBe(lines.length);
+          expect(batch.times).toEqual(times);
+          expect(batch.jsonb()[0]).toBe(1);
+          expect(batch.jsonb().subarray(1).toString('utf8')).toBe(`[${lines.join(',')}]`);
+          expect(batch.json()).toBe(`[${lines.join(',')}]`);
+          expect(batch.lines()).toEqual(lines);
+          const kept = batch.filter(keep);
+          expect(kept.lines()).toEqual(lines.filter((_, i) => keep[i]));
+          expect(kept.times).toEqual(times.filter((_, i) => keep[i]));
+          expect(RowLines.of(lines, times).json()).toBe(batch.json());
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 

@@ -82,13 +82,41 @@ describe('the log writer', () => {
     ).toBe(150);
   });
 
+  test('batches are filled again once sent: every row arrives once, as pushed, batch after batch', async () => {
+    const store = batchingStore();
+    const sent: string[][] = [];
+    const insert = store.insertLines.bind(store);
+    store.insertLines = (id, lines, bodies) => {
+      sent.push(lines.lines());
+      return insert(id, lines, bodies);
+    };
+    const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
+    try {
+      for (let round = 0; round < 4; round++) {
+        for (let i = 0; i < 25; i++) writer.pushRequest(row(round * 100 + i));
+        await writer.flush();
+      }
+      // 25 rows a round: batches of 10, 10 and 5, three buffers reused by the rounds after the first.
+      expect(sent.map((b) => b.length)).toEqual(Array.from({ length: 4 }, () => [10, 10, 5]).flat());
+      const ids = sent.flat().map((line) => JSON.parse(line)[1] as string);
+      expect(ids).toEqual(
+        Array.from({ length: 4 }, (_, round) =>
+          Array.from({ length: 25 }, (_, i) => `r${round * 100 + i}`),
+        ).flat(),
+      );
+      expect((await store.requests({}, 200)).rows).toHaveLength(100);
+    } finally {
+      await writer.close();
+    }
+  });
+
   test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
     const insert = store.insertLines.bind(store);
     let down = true;
-    store.insertLines = (id, lines, times, bodies) =>
-      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, lines, times, bodies);
+    store.insertLines = (id, lines, bodies) =>
+      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, lines, bodies);
     store.ping = () => (down ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve());
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 1 << 20), options, metrics, quiet);
@@ -127,9 +155,7 @@ describe('the log writer', () => {
     fs.utimesSync(path.join(dir, 'spill-gone-1-x-1.jsonl'), past, past);
     try {
       const done = await new LogSpill(dir, 1 << 20).replay((batch) =>
-        batch.kind === 'requests'
-          ? store.insertLines(batch.id, batch.lines, batch.times, batch.bodies)
-          : undefined!,
+        batch.kind === 'requests' ? store.insertLines(batch.id, batch.lines, batch.bodies) : undefined!,
       );
       expect(done).toEqual({ requests: 2, audit: 0 });
       const page = await store.requests({}, 10);

@@ -1,5 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
-import { rowLine, withoutNul } from '../row-line';
+import { rowLine, RowLines, withoutNul } from '../row-line';
 import type { Logger } from '../../observability/logger';
 import type { BodyMode } from '../bodies';
 import { logIdOf, positionOfId } from '../position';
@@ -209,7 +209,7 @@ export class PostgresLogStore implements LogStore {
   }
 
   /** Runs an insert; a row whose day has no partition yet gets it, and the insert runs again. */
-  private async inserting(times: number[], run: () => Promise<unknown>): Promise<void> {
+  private async inserting(times: readonly number[], run: () => Promise<unknown>): Promise<void> {
     await this.whenReady();
     try {
       await run();
@@ -230,24 +230,22 @@ export class PostgresLogStore implements LogStore {
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
     await this.insertLines(
       batchId,
-      rows.map(rowLine),
-      rows.map((r) => r.time),
+      RowLines.of(
+        rows.map(rowLine),
+        rows.map((r) => r.time),
+      ),
       bodies,
     );
   }
 
-  async insertLines(
-    batchId: string,
-    lines: string[],
-    times: number[],
-    bodies: RequestBodies[],
-  ): Promise<void> {
+  async insertLines(batchId: string, lines: RowLines, bodies: RequestBodies[]): Promise<void> {
     const params = [
       batchId,
-      `[${lines.join(',')}]`,
+      // jsonb's binary format, taken as is: the batch is not copied into a string, nor encoded again.
+      lines.jsonb(),
       batchJson(bodies.map((b) => [b.time, b.requestId, b.accountId, b.requestBody, b.responseBody])),
     ];
-    await this.inserting(times, () => this.pool.query(INSERT_REQUESTS, params));
+    await this.inserting(lines.times, () => this.pool.query(INSERT_REQUESTS, params));
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {
