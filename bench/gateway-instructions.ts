@@ -8,9 +8,11 @@
  * Each proxy runs under callgrind with `node --single-threaded` (V8's compiler and GC on the main thread: all
  * its work is counted, in order). It is warmed with WARM calls per route, then for each route the counters are
  * zeroed, CALLS calls are made (8 connections) and the instructions are read back, WINDOWS times: the median
- * window per call, steady state. Bounded: (WARM + WINDOWS x CALLS) calls per route and target, loopback only.
+ * window per call, steady state. Then, per target, one 100 MiB stream down unmeasured and STREAMS more, each counted:
+ * instructions per MiB, the median. Bounded: (WARM + WINDOWS x CALLS) calls per route and target and 1 + STREAMS
+ * streams, loopback only.
  * BENCH_PRICED=1 prices the bench's models (every Genway call metered, balance-checked and charged) and writes its own
- * section. BENCH_TARGETS (bare,embedded,redis) picks the targets.
+ * section. BENCH_TARGETS (bare,embedded,redis; `undici`, bench/bare-undici.ts, when named) picks the targets.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -35,6 +37,26 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
 /** Windows of CALLS calls per route and target: the median window is reported (a JIT compile or a major GC lands in one). */
 const WINDOWS = Number(process.env.BENCH_WINDOWS ?? 5);
 const VENDOR_KEY = 'sk-bench-vendor';
+/** 100 MiB streams counted per target, after one unmeasured (BENCH_STREAMS=0: none). */
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 3);
+
+/** One 100 MiB stream of the stand-in through the target (its `bench: 'big'` answer), read to its end. */
+function bigStream(target: Target): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${target.base}/v1/messages`,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...target.headers } },
+      (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify({ model: 'claude-bench', stream: true, bench: 'big' }));
+  });
+}
 
 /** Starts a process; resolves once `ready()` says so (callgrind makes start-up slow: up to two minutes). */
 async function start(
@@ -143,26 +165,23 @@ async function main(): Promise<void> {
   const prefix = `genway-bench-instr-${Date.now()}`;
   const priced = pricedConfig('instructions');
   const names = (process.env.BENCH_TARGETS ?? 'bare,embedded,redis').split(',');
-  const results: { name: string; perCall: Record<string, number> }[] = [];
+  const results: { name: string; perCall: Record<string, number>; perMiB: number }[] = [];
   const spread: string[] = [];
   try {
+    // A bare pipe prints its port once it listens.
+    const barePipe = async (name: string, script: string): Promise<Target> => {
+      const { child, out } = await start(
+        'valgrind',
+        [...callgrind(outDir), path.join(__dirname, script), String(upstreamPort)],
+        {},
+        async (text) => /^\d+\n/.test(text()),
+      );
+      const base = `http://127.0.0.1:${/^(\d+)/.exec(out())![1]}`;
+      return { name, base, headers: { 'x-api-key': 'gwk-bench', authorization: 'Bearer gwk-bench' }, child };
+    };
     const makers: Record<string, () => Promise<Target>> = {
-      bare: async () => {
-        // The bare proxy prints its port once it listens.
-        const { child, out } = await start(
-          'valgrind',
-          [...callgrind(outDir), path.join(__dirname, 'bare-proxy.js'), String(upstreamPort)],
-          {},
-          async (text) => /^\d+\n/.test(text()),
-        );
-        const base = `http://127.0.0.1:${/^(\d+)/.exec(out())![1]}`;
-        return {
-          name: 'bare',
-          base,
-          headers: { 'x-api-key': 'gwk-bench', authorization: 'Bearer gwk-bench' },
-          child,
-        };
-      },
+      bare: () => barePipe('bare', 'bare-proxy.js'),
+      undici: () => barePipe('undici', 'bare-undici.js'),
       embedded: () => genway('embedded', { ...vendorEnv, ...priced.env }, outDir),
       redis: () =>
         genway(
@@ -179,7 +198,7 @@ async function main(): Promise<void> {
     };
     for (const name of names) {
       const make = makers[name];
-      if (!make) throw new Error(`BENCH_TARGETS: unknown target ${name} (bare, embedded or redis)`);
+      if (!make) throw new Error(`BENCH_TARGETS: unknown target ${name} (bare, undici, embedded or redis)`);
       const target = await make();
       try {
         for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);
@@ -201,7 +220,19 @@ async function main(): Promise<void> {
             `${target.name} ${route.path}: ${Math.round(perCall[route.name])} instructions per call (median of ${WINDOWS} windows)\n`,
           );
         }
-        results.push({ name: target.name, perCall });
+        const streams: number[] = [];
+        if (STREAMS > 0) await bigStream(target); // its stream path compiled
+        for (let i = 0; i < STREAMS; i++) {
+          execFileSync('callgrind_control', ['-z', String(target.child.pid)], { stdio: 'ignore' });
+          const bytes = await bigStream(target);
+          streams.push(instructions(target.child.pid!) / (bytes / 2 ** 20));
+        }
+        const perMiB = STREAMS > 0 ? median(streams) : NaN;
+        if (STREAMS > 0) {
+          spread.push(`${target.name} stream ${streams.map((n) => (n / 1e6).toFixed(2)).join(' / ')}M`);
+          process.stderr.write(`${target.name} stream: ${(perMiB / 1e6).toFixed(2)}M instructions per MiB\n`);
+        }
+        results.push({ name: target.name, perCall, perMiB });
       } finally {
         target.child.kill('SIGKILL');
       }
@@ -216,19 +247,23 @@ async function main(): Promise<void> {
   const bare = results.find((r) => r.name === 'bare');
   const k = (n: number) => `${(n / 1000).toFixed(0)}k`;
   const ratio = (n: number, route: string) => (bare ? ` (${(n / bare.perCall[route]).toFixed(2)}x)` : '');
+  const perMiB = (r: (typeof results)[number]) =>
+    STREAMS > 0
+      ? ` | ${(r.perMiB / 1e6).toFixed(2)}M${bare ? ` (${(r.perMiB / bare.perMiB).toFixed(2)}x)` : ''}`
+      : '';
   const rows = results.map(
     (r) =>
-      `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])}${ratio(r.perCall[route.name], route.name)}`).join(' | ')} |`,
+      `| ${r.name} | ${HOT_ROUTES.map((route) => `${k(r.perCall[route.name])}${ratio(r.perCall[route.name], route.name)}`).join(' | ')}${perMiB(r)} |`,
   );
   const pricedNote =
     process.env.BENCH_PRICED === '1'
       ? " Genway prices the bench's models (BENCH_PRICED=1): every call is metered, balance-checked and charged."
       : '';
   const table = [
-    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route; per target and route, the median of ${WINDOWS} windows of ${CALLS} calls at 8 connections (a JIT compile or a major collection lands in one window: each window, in k, ${spread.join('; ')}); in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy.${pricedNote} ${machine}.`,
+    `Instructions per proxied call, counted by valgrind callgrind (\`node --single-threaded\`, so V8's compiler and garbage collector are counted with the rest), after ${WARM} warm-up calls per route; per target and route, the median of ${WINDOWS} windows of ${CALLS} calls at 8 connections${STREAMS > 0 ? `, then the median of ${STREAMS} 100 MiB streams after one unmeasured` : ''} (a JIT compile or a major collection lands in one window: each window, in k, ${spread.join('; ')}); in parentheses, against the bare node:http pipe. User space only: the kernel's share is the same two reads and two writes per call for every proxy.${pricedNote} ${machine}.`,
     '',
-    `| target | ${HOT_ROUTES.map((r) => r.path).join(' | ')} |`,
-    `| - | ${HOT_ROUTES.map(() => '-').join(' | ')} |`,
+    `| target | ${HOT_ROUTES.map((r) => r.path).join(' | ')}${STREAMS > 0 ? ' | 100 MiB stream, per MiB' : ''} |`,
+    `| - | ${HOT_ROUTES.map(() => '-').join(' | ')}${STREAMS > 0 ? ' | -' : ''} |`,
     ...rows,
   ].join('\n');
   writeSection(

@@ -67,6 +67,7 @@ async function main(): Promise<void> {
       await genwayTarget('ring', ring),
     ];
     for (const t of targets) pin(t.pid!, 1);
+    const dbCpuBefore = own?.cpuSeconds();
     for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured
     const ratios: Record<string, { pgVsOff: number[]; ringVsOff: number[]; offVsBare: number[] }> = {};
     const cpu: Record<string, number[][]> = {};
@@ -106,6 +107,11 @@ async function main(): Promise<void> {
     const counted = new Client({ connectionString: url.toString() });
     await counted.connect();
     const written = Number((await counted.query('SELECT count(*) AS n FROM request_logs')).rows[0].n);
+    // The database's own CPU per row, on the CPU the load generator and the vendor share: what slows the closed loop.
+    const dbNote =
+      own && dbCpuBefore !== undefined
+        ? ` The PostgreSQL server used ${(((own.cpuSeconds() - dbCpuBefore) * 1e6) / written).toFixed(1)} µs of CPU per row written (its live processes, on CPU 0).`
+        : '';
     await counted.end();
     const f = (v: number[]) => `${median(v).toFixed(3)}x`;
     const table = HOT_ROUTES.map((route) => {
@@ -116,7 +122,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(
       [
-        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then per round, route and Genway, ${PACED_SECONDS} s open loop at ${RATE} req/s, the CPU per call read from /proc. ${written.toLocaleString('en')} rows written to PostgreSQL in the run. ${machine}`,
+        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then per round, route and Genway, ${PACED_SECONDS} s open loop at ${RATE} req/s, the CPU per call read from /proc. ${written.toLocaleString('en')} rows written to PostgreSQL in the run.${dbNote} ${machine}`,
         '',
         `| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring | CPU µs/call at ${RATE} req/s: off / postgres / ring |`,
         '| - | - | - | - | - | - |',

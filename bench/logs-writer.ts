@@ -11,10 +11,11 @@
  * call. Given another checkout, its writer runs the same loop in turns with this one's. Bounded: BENCH_ROUNDS x
  * variants x BENCH_WRITER_ROWS.
  */
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
-import { BUILT_SRC, machineNote, median, writeSection } from './lib';
+import { BUILT_SRC, machineNote, median, ROOT, writeSection } from './lib';
 import { ownServer } from './pg-server';
 import { pin } from './proxies';
 import type { LogWriter as Writer } from '../src/logs/writer';
@@ -111,12 +112,12 @@ async function loop(writer: Writer | undefined, from: number): Promise<number> {
 async function main(): Promise<void> {
   const machine = machineNote();
   pin(process.pid, 1);
-  const builds = [built('this checkout', BUILT_SRC)];
-  const other = process.argv[2];
+  const commit = (dir: string) =>
+    execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const builds = [built(`this checkout (${commit(ROOT)})`, BUILT_SRC)];
+  const other = process.argv[2] && path.resolve(process.argv[2]);
   if (other)
-    builds.push(
-      built(path.basename(path.resolve(other)), path.join(path.resolve(other), 'build-bench', 'src')),
-    );
+    builds.push(built(`${path.basename(other)} (${commit(other)})`, path.join(other, 'build-bench', 'src')));
   const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer(0);
   const server = process.env.BENCH_DATABASE_URL ?? own!.url;
   const dbName = `genway_bench_writer_${Date.now()}`;

@@ -14,7 +14,7 @@ function pgBin(): string {
  * one CPU (the vendor stand-in's and the load generator's, so the proxies under test keep theirs). The machine's
  * shared server is never touched.
  */
-export function ownServer(cpu?: number): { url: string; stop(): void } {
+export function ownServer(cpu?: number): { url: string; cpuSeconds(): number; stop(): void } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-bench-pg-'));
   const asPostgres = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
   if (asPostgres.length) execFileSync('chown', ['postgres', dir]);
@@ -41,8 +41,26 @@ export function ownServer(cpu?: number): { url: string; stop(): void } {
     const children = spawnSync('pgrep', ['-P', pid], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
     for (const p of [pid, ...children]) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), p]);
   }
+  const postmaster = fs.readFileSync(`${dir}/data/postmaster.pid`, 'utf8').split('\n')[0].trim();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    /** CPU seconds (user + system) of the server and of its processes alive now (a backend that exited is not in it). */
+    cpuSeconds: () => {
+      const tick = 100; // USER_HZ
+      let ticks = 0;
+      for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        let stat: string;
+        try {
+          stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        } catch {
+          continue; // gone meanwhile
+        }
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (entry === postmaster || fields[1] === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+      }
+      return ticks / tick;
+    },
     stop: () => {
       sh([path.join(pgBin(), 'pg_ctl'), '-D', `${dir}/data`, '-m', 'immediate', '-w', 'stop']);
       fs.rmSync(dir, { recursive: true, force: true });
