@@ -12,12 +12,16 @@
  * instructions per MiB, the median. Bounded: (WARM + WINDOWS x CALLS) calls per route and target and 1 + STREAMS
  * streams, loopback only.
  * BENCH_PRICED=1 prices the bench's models (every Genway call metered, balance-checked and charged) and writes its own
- * section. BENCH_TARGETS (bare,embedded,redis; `undici`, bench/bare-undici.ts, when named) picks the targets.
+ * section. BENCH_TARGETS (bare,embedded,redis; `undici`, bench/bare-undici.ts, when named) picks the targets; naming
+ * `logs-off` (embedded, GENWAY_LOGS_ENABLED=false) and `postgres` (embedded, request logs to a database created on
+ * BENCH_DATABASE_URL's server, the machine's by default, and dropped after) counts what a request-log row costs
+ * Genway itself: the database's work is another process's, not counted.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { Client } from 'pg';
 import {
   benchKey,
   dropPrefix,
@@ -165,6 +169,9 @@ async function main(): Promise<void> {
   const prefix = `genway-bench-instr-${Date.now()}`;
   const priced = pricedConfig('instructions');
   const names = (process.env.BENCH_TARGETS ?? 'bare,embedded,redis').split(',');
+  const dbName = `genway_bench_instr_${Date.now()}`;
+  /** Servers a database of the run was created on, to drop it from. */
+  const databases: string[] = [];
   const results: { name: string; perCall: Record<string, number>; perMiB: number }[] = [];
   const spread: string[] = [];
   try {
@@ -183,6 +190,19 @@ async function main(): Promise<void> {
       bare: () => barePipe('bare', 'bare-proxy.js'),
       undici: () => barePipe('undici', 'bare-undici.js'),
       embedded: () => genway('embedded', { ...vendorEnv, ...priced.env }, outDir),
+      'logs-off': () =>
+        genway('logs-off', { ...vendorEnv, ...priced.env, GENWAY_LOGS_ENABLED: 'false' }, outDir),
+      postgres: async () => {
+        const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+        const admin = new Client({ connectionString: server });
+        await admin.connect();
+        await admin.query(`CREATE DATABASE ${dbName}`);
+        await admin.end();
+        const url = new URL(server);
+        url.pathname = `/${dbName}`;
+        databases.push(server);
+        return genway('postgres', { ...vendorEnv, ...priced.env, DATABASE_URL: url.toString() }, outDir);
+      },
       redis: () =>
         genway(
           'redis',
@@ -198,7 +218,7 @@ async function main(): Promise<void> {
     };
     for (const name of names) {
       const make = makers[name];
-      if (!make) throw new Error(`BENCH_TARGETS: unknown target ${name} (bare, undici, embedded or redis)`);
+      if (!make) throw new Error(`BENCH_TARGETS: unknown target ${name} (${Object.keys(makers).join(', ')})`);
       const target = await make();
       try {
         for (const route of HOT_ROUTES) await calls(target.base, target.headers, route, WARM);
@@ -240,6 +260,12 @@ async function main(): Promise<void> {
   } finally {
     upstream.kill();
     priced.remove();
+    for (const server of databases) {
+      const admin = new Client({ connectionString: server });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    }
     await dropPrefix(prefix).catch(() => 0);
     execFileSync('rm', ['-rf', outDir]);
   }
