@@ -22,10 +22,10 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { Client } from 'pg';
 import {
   benchKey,
   dropPrefix,
+  freePort,
   machineNote,
   median,
   REDIS_URL,
@@ -35,6 +35,7 @@ import {
   ROOT,
   writeSection,
 } from './lib';
+import { benchDatabase, type BenchDatabase } from './pg-server';
 import { HOT_ROUTES } from './upstream-data';
 
 const WARM = Number(process.env.BENCH_WARM_CALLS ?? 8000);
@@ -122,14 +123,6 @@ interface Target {
   child: ChildProcess;
 }
 
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
 const callgrind = (outDir: string) => [
   '--tool=callgrind',
   `--callgrind-out-file=${outDir}/callgrind.%p`,
@@ -170,9 +163,8 @@ async function main(): Promise<void> {
   const prefix = `genway-bench-instr-${Date.now()}`;
   const priced = pricedConfig('instructions');
   const names = (process.env.BENCH_TARGETS ?? 'bare,embedded,redis').split(',');
-  const dbName = `genway_bench_instr_${Date.now()}`;
-  /** Servers a database of the run was created on, to drop it from. */
-  const databases: string[] = [];
+  /** Databases of the run, dropped at its end. */
+  const databases: BenchDatabase[] = [];
   const results: { name: string; perCall: Record<string, number>; perMiB: number }[] = [];
   const spread: string[] = [];
   try {
@@ -194,25 +186,18 @@ async function main(): Promise<void> {
       'logs-off': () =>
         genway('logs-off', { ...vendorEnv, ...priced.env, GENWAY_LOGS_ENABLED: 'false' }, outDir),
       postgres: async () => {
-        const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-        const admin = new Client({ connectionString: server });
-        await admin.connect();
-        await admin.query(`CREATE DATABASE ${dbName}`);
-        await admin.end();
-        const url = new URL(server);
-        url.pathname = `/${dbName}`;
-        databases.push(server);
+        const database = await benchDatabase('genway_bench_instr', {
+          server: 'postgres://postgres@127.0.0.1:5432/postgres',
+        });
+        databases.push(database);
+        const url = database.url;
         // Batches of logs.batchRows (2,000), as the writer sends them at the gateway's real rates: under callgrind a
         // call is some 50 times slower, and the 500 ms timer would send batches of a few dozen rows.
         const config = path.join(outDir, 'logs.json');
         fs.writeFileSync(config, JSON.stringify({ logs: { flushMs: 600_000 } }));
         if (priced.env.GENWAY_CONFIG)
           throw new Error('postgres: BENCH_PRICED=1 is not supported with this target');
-        return genway(
-          'postgres',
-          { ...vendorEnv, DATABASE_URL: url.toString(), GENWAY_CONFIG: config },
-          outDir,
-        );
+        return genway('postgres', { ...vendorEnv, DATABASE_URL: url, GENWAY_CONFIG: config }, outDir);
       },
       redis: () =>
         genway(
@@ -271,12 +256,7 @@ async function main(): Promise<void> {
   } finally {
     upstream.kill();
     priced.remove();
-    for (const server of databases) {
-      const admin = new Client({ connectionString: server });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-      await admin.end();
-    }
+    for (const database of databases) await database.drop();
     await dropPrefix(prefix).catch(() => 0);
     execFileSync('rm', ['-rf', outDir]);
   }

@@ -19,7 +19,7 @@ import {
   type Target,
 } from './proxies';
 import { HOT_ROUTES } from './upstream-data';
-import { ownServer } from './pg-server';
+import { benchDatabase } from './pg-server';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -40,14 +40,8 @@ async function main(): Promise<void> {
   pin(upstream.child.pid!, 0);
   const bare = await startScript('bare-proxy', [String(upstream.port)]);
   // A database server of the run's own, on CPU 0 with the vendor and the load: what is measured is Genway's share.
-  const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer(0);
-  const SERVER = process.env.BENCH_DATABASE_URL ?? own!.url;
-  const dbName = `genway_bench_gateway_logs_${Date.now()}`;
-  const admin = new Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(SERVER);
-  url.pathname = `/${dbName}`;
+  const database = await benchDatabase('genway_bench_gateway_logs', { cpu: 0 });
+  const { own, url } = database;
   const env = {
     GENWAY_ANTHROPIC_BASE_URL: `http://127.0.0.1:${upstream.port}`,
     ANTHROPIC_API_KEY: VENDOR_KEY,
@@ -57,7 +51,7 @@ async function main(): Promise<void> {
   const servers: Server[] = [];
   try {
     servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
-    servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url.toString() }));
+    servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url }));
     servers.push(await startServer(['serve'], env));
     const [off, postgres, ring] = servers;
     const targets: Target[] = [
@@ -104,7 +98,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    const counted = new Client({ connectionString: url.toString() });
+    const counted = new Client({ connectionString: url });
     await counted.connect();
     const written = Number((await counted.query('SELECT count(*) AS n FROM request_logs')).rows[0].n);
     // The database's own CPU per row, on the CPU the load generator and the vendor share: what slows the closed loop.
@@ -132,9 +126,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    own?.stop();
+    await database.drop();
     upstream.child.kill();
     bare.child.kill();
   }

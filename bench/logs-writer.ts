@@ -14,9 +14,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { Client } from 'pg';
 import { BUILT_SRC, machineNote, median, ROOT, writeSection } from './lib';
-import { ownServer } from './pg-server';
+import { benchDatabase } from './pg-server';
 import { pin } from './proxies';
 import type { LogWriter as Writer } from '../src/logs/writer';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
@@ -118,20 +117,14 @@ async function main(): Promise<void> {
   const other = process.argv[2] && path.resolve(process.argv[2]);
   if (other)
     builds.push(built(`${path.basename(other)} (${commit(other)})`, path.join(other, 'build-bench', 'src')));
-  const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer(0);
-  const server = process.env.BENCH_DATABASE_URL ?? own!.url;
-  const dbName = `genway_bench_writer_${Date.now()}`;
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(server);
-  url.pathname = `/${dbName}`;
+  const database = await benchDatabase('genway_bench_writer', { cpu: 0 });
+  const url = database.url;
   const quiet = { warn() {}, info() {}, error() {}, debug() {} } as never;
   const writers: Writer[] = [];
   const stores: Store[] = [];
   try {
     for (const b of builds) {
-      const store = new b.Store(url.toString(), quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
+      const store = new b.Store(url, quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
       await store.ping();
       await store.maintain(Date.now());
       stores.push(store);
@@ -176,9 +169,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(writers.map((w) => w.close()));
     await Promise.all(stores.map((s) => s.close()));
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    own?.stop();
+    await database.drop();
   }
 }
 

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
 import { BUILT_SRC, machineNote, median, writeSection } from './lib';
-import { ownServer } from './pg-server';
+import { benchDatabase } from './pg-server';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
 import type { RequestLogRow } from '../src/logs/types';
 
@@ -73,17 +73,11 @@ function rowAt(i: number, time: number): RequestLogRow {
 
 async function main(): Promise<void> {
   const machine = machineNote();
-  const own = process.env.BENCH_DATABASE_URL ? undefined : ownServer();
-  const server = process.env.BENCH_DATABASE_URL ?? own!.url;
-  const dbName = `genway_bench_logs_${Date.now()}`;
-  const admin = new Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${dbName}`);
-  const url = new URL(server);
-  url.pathname = `/${dbName}`;
+  const database = await benchDatabase('genway_bench_logs');
+  const url = database.url;
   const quiet = { warn() {}, info() {}, error() {}, debug() {} } as never;
-  const store = new PostgresLogStore(url.toString(), quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
-  const db = new Client({ connectionString: url.toString() });
+  const store = new PostgresLogStore(url, quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
+  const db = new Client({ connectionString: url });
   try {
     await store.ping();
     await store.maintain(Date.now());
@@ -195,9 +189,7 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
     await db.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    own?.stop();
+    await database.drop();
   }
 }
 

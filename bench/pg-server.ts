@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 
 function pgBin(): string {
   const versions = fs.readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
@@ -57,13 +58,51 @@ export function ownServer(cpu?: number): { url: string; cpuSeconds(): number; st
           continue; // gone meanwhile
         }
         const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (entry === postmaster || fields[1] === postmaster) ticks += Number(fields[11]) + Number(fields[12]);
+        if (entry === postmaster || fields[1] === postmaster)
+          ticks += Number(fields[11]) + Number(fields[12]);
       }
       return ticks / tick;
     },
     stop: () => {
       sh([path.join(pgBin(), 'pg_ctl'), '-D', `${dir}/data`, '-m', 'immediate', '-w', 'stop']);
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A database of one bench run, and the server it is on. */
+export interface BenchDatabase {
+  url: string;
+  /** The run's own server, when it started one (BENCH_DATABASE_URL and `server` name another). */
+  own: ReturnType<typeof ownServer> | undefined;
+  /** Drops the database, and stops the run's own server. */
+  drop(): Promise<void>;
+}
+
+/**
+ * A database named `<prefix>_<time>`, created for one run on BENCH_DATABASE_URL's server, else on `server`, else on a
+ * PostgreSQL of the run's own (ownServer, pinned to `cpu` when given).
+ */
+export async function benchDatabase(
+  prefix: string,
+  options: { server?: string; cpu?: number } = {},
+): Promise<BenchDatabase> {
+  const given = process.env.BENCH_DATABASE_URL ?? options.server;
+  const own = given ? undefined : ownServer(options.cpu);
+  const server = given ?? own!.url;
+  const name = `${prefix}_${Date.now()}`;
+  const admin = new Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    own,
+    drop: async () => {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+      own?.stop();
     },
   };
 }

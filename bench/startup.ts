@@ -8,9 +8,17 @@
  * BENCH_STARTUP_ROUNDS (default 15).
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
-import { BENCH_SECRETS_KEY, dropPrefix, machineNote, median, REDIS_URL, ROOT, writeSection } from './lib';
+import {
+  BENCH_SECRETS_KEY,
+  dropPrefix,
+  freePort,
+  machineNote,
+  median,
+  REDIS_URL,
+  ROOT,
+  writeSection,
+} from './lib';
 
 const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 15);
 const MAIN = path.join(ROOT, 'dist', 'main.js');
@@ -30,14 +38,6 @@ interface Sample {
   healthz: number;
   readyz?: number;
   marks?: Record<string, number>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 async function until(url: string, deadline: number): Promise<void> {

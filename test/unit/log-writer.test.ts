@@ -85,9 +85,11 @@ describe('the log writer', () => {
   test('batches are filled again once sent: every row arrives once, as pushed, batch after batch', async () => {
     const store = batchingStore();
     const sent: string[][] = [];
+    const batches: unknown[] = [];
     const insert = store.insertLines.bind(store);
     store.insertLines = (id, lines, bodies) => {
       sent.push(lines.lines());
+      batches.push(lines);
       return insert(id, lines, bodies);
     };
     const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
@@ -105,6 +107,9 @@ describe('the log writer', () => {
         ).flat(),
       );
       expect((await store.requests({}, 200)).rows).toHaveLength(100);
+      // Twelve batches, six buffers: three new in the first round, then two filled again and one new in each round
+      // after it (two are kept spare). Without reuse, twelve.
+      expect(new Set(batches).size).toBe(6);
     } finally {
       await writer.close();
     }
