@@ -726,6 +726,9 @@ class Forwarding implements LegacyHandler {
   }
 
   data(chunk: Buffer): boolean {
+    // undici hands over an empty piece where a paused answer resumes (once per pause of a long stream): written, it
+    // is a write call of its own on the client's socket (node:http frames only a non-empty chunk), for nothing.
+    if (chunk.length === 0) return true;
     if (this.closed) {
       if (this.draining) this.drain(chunk);
       return true; // what was in flight goes nowhere

@@ -16,6 +16,8 @@ export { freePort } from './ports';
 export interface RunningGateway {
   h: TestHarness;
   base: string;
+  /** The listening server (a test may watch its connections). */
+  server: http.Server;
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startGateway(
   return {
     h,
     base: `http://127.0.0.1:${port}`,
+    server,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -306,6 +306,57 @@ describe('LLM gateway on the wire', () => {
     expect(received.join('')).toBe(events.join(''));
   });
 
+  test('a long stream reaches the client unchanged, and no write call on its socket is an empty one', async () => {
+    // undici hands over an empty piece each time a paused answer resumes; node:http would make it a write call of
+    // its own on the client's socket. Every 64 KiB write pauses the answer (past the socket's 16 KiB mark).
+    const chunk = Buffer.from(sse(MESSAGES_STREAM.slice(1, 3)).repeat(300)).subarray(0, 64 << 10);
+    const rounds = 64; // 4 MiB
+    vendor.next(async (_r, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < rounds; i++) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+      res.end();
+    });
+    let writes = 0;
+    let empty = 0;
+    const watch = (socket: import('node:net').Socket) => {
+      const write = socket.write;
+      socket.write = function (this: typeof socket, data: Uint8Array | string, ...rest: never[]) {
+        writes++;
+        if (data.length === 0) empty++;
+        return write.call(this, data, ...rest);
+      } as typeof socket.write;
+    };
+    gw.server.on('connection', watch);
+    try {
+      const hash = createHash('sha256');
+      let size = 0;
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(`${gw.base}/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'content-type': 'application/json' },
+          agent: false,
+        });
+        req.on('response', (res) => {
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            hash.update(c);
+          });
+          res.on('end', resolve);
+        });
+        req.on('error', reject);
+        req.end('{"model":"claude-test","stream":true}');
+      });
+      const expected = createHash('sha256');
+      for (let i = 0; i < rounds; i++) expected.update(chunk);
+      expect(size).toBe(rounds * chunk.length);
+      expect(hash.digest('hex')).toBe(expected.digest('hex'));
+      expect(empty).toBe(0);
+      expect(writes).toBeGreaterThan(0);
+    } finally {
+      gw.server.off('connection', watch);
+    }
+  });
+
   test('a client that goes away aborts the upstream request, and the usage seen so far is recorded', async () => {
     const events = sse(MESSAGES_STREAM.slice(0, 4));
     vendor.next((_r, res) => {
