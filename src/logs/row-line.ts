@@ -85,6 +85,15 @@ export function rowOfLine(line: string): RequestLogRow {
   };
 }
 
+const len = (s: string | null): number => (s === null ? 4 : s.length);
+/** 10^0 to 10^16: a whole number up to 2^53 has at most 16 digits. */
+const POWERS = Array.from({ length: 17 }, (_, i) => 10 ** i);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const DOT = 0x2e;
+const ZERO = 0x30;
+/** `null,` */
+const NULL = Uint8Array.from(Buffer.from('null,'));
 const COMMA = 0x2c;
 const OPEN = 0x5b;
 const CLOSE = 0x5d;
@@ -103,6 +112,11 @@ export class RowLines {
   private used = 2;
   private ends: number[] = [];
   times: number[] = [];
+  /** Columns whose strings repeat: each one's last string and its bytes (`"text",`). */
+  private readonly columns: { text: string | null; bytes: Uint8Array }[] = Array.from({ length: 11 }, () => ({
+    text: null,
+    bytes: NULL,
+  }));
 
   constructor(capacity = 64 << 10) {
     this.bytes = Buffer.allocUnsafeSlow(Math.max(capacity, 64));
@@ -136,6 +150,160 @@ export class RowLines {
     this.used += this.bytes.write(line, this.used);
     this.ends.push(this.used);
     this.times.push(time);
+  }
+
+  /**
+   * A row written straight into the batch's bytes: the same bytes as `push(rowLine(row))` (a property test holds them
+   * equal), without the line string in between. Most of a row's strings repeat from call to call (the account, the
+   * key, the route, the model, the client): each column keeps its last string's bytes, copied again while the string
+   * is the same. A new short ASCII string (an id, an address) is copied a UTF-16 unit a byte; one that needs more (an
+   * escape, a non-ASCII character) is written as rowLine writes it.
+   */
+  pushRow(r: RequestLogRow): void {
+    const text =
+      r.requestId.length +
+      len(r.accountId) +
+      len(r.keyId) +
+      r.surface.length +
+      r.method.length +
+      r.route.length +
+      len(r.model) +
+      len(r.upstream) +
+      len(r.upstreamModel) +
+      len(r.errorType) +
+      len(r.userAgent) +
+      len(r.clientIp) +
+      len(r.taskId) +
+      len(r.batchId);
+    // An escaped UTF-16 unit is at most 6 bytes (`\ud800`); 14 strings' quotes and commas, 12 numbers of at most 25.
+    const room = text * 6 + 14 * 3 + 12 * 26 + 4;
+    if (this.used + room > this.bytes.length) this.grow(room);
+    const b = this.bytes;
+    if (this.ends.length) b[this.used++] = COMMA;
+    b[this.used++] = OPEN;
+    const c = this.columns;
+    this.num(r.time);
+    this.str(r.requestId);
+    this.repeated(r.accountId, c[0]);
+    this.repeated(r.keyId, c[1]);
+    this.repeated(r.surface, c[2]);
+    this.repeated(r.method, c[3]);
+    this.repeated(r.route, c[4]);
+    this.repeated(r.model, c[5]);
+    this.repeated(r.upstream, c[6]);
+    this.repeated(r.upstreamModel, c[7]);
+    this.num(r.status);
+    this.repeated(r.errorType, c[8]);
+    this.num(r.inputTokens);
+    this.num(r.outputTokens);
+    this.num(r.cachedTokens);
+    this.num(r.cacheWriteTokens);
+    this.num(r.reasoningTokens);
+    this.num(r.costMicros);
+    this.ms(r.latencyMs);
+    this.ms(r.ttfbMs);
+    this.repeated(r.userAgent, c[9]);
+    this.repeated(r.clientIp, c[10]);
+    this.str(r.taskId);
+    this.str(r.batchId);
+    this.num(r.requestBytes);
+    this.num(r.responseBytes);
+    b[this.used - 1] = CLOSE; // the last value's comma
+    this.ends.push(this.used);
+    this.times.push(r.time);
+  }
+
+  /** A string of a column that repeats: its bytes copied while it is the column's last string. */
+  private repeated(s: string | null, column: { text: string | null; bytes: Uint8Array }): void {
+    if (s !== column.text) {
+      const start = this.used;
+      this.str(s);
+      column.text = s;
+      column.bytes = this.bytes.slice(start, this.used);
+      return;
+    }
+    const b = this.bytes;
+    const bytes = column.bytes;
+    let p = this.used;
+    for (let i = 0; i < bytes.length; i++) b[p++] = bytes[i];
+    this.used = p;
+  }
+
+  /** Text as rowLine writes it (ASCII: a number's, or null), then a comma. */
+  private ascii(text: string): void {
+    const b = this.bytes;
+    let p = this.used;
+    for (let i = 0; i < text.length; i++) b[p++] = text.charCodeAt(i);
+    b[p++] = COMMA;
+    this.used = p;
+  }
+
+  private null(): void {
+    const b = this.bytes;
+    const p = this.used;
+    for (let i = 0; i < NULL.length; i++) b[p + i] = NULL[i];
+    this.used = p + NULL.length;
+  }
+
+  private str(s: string | null): void {
+    if (s === null) return this.null();
+    const b = this.bytes;
+    let p = this.used;
+    b[p++] = QUOTE;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) {
+        const json = str(s);
+        this.used += b.write(json.includes('\\u0000') ? withoutNul(json) : json, this.used);
+        b[this.used++] = COMMA;
+        return;
+      }
+      b[p++] = c;
+    }
+    b[p++] = QUOTE;
+    b[p++] = COMMA;
+    this.used = p;
+  }
+
+  private num(n: number | null): void {
+    if (n === null) return this.null();
+    if (n >= 0 && n <= Number.MAX_SAFE_INTEGER && Number.isInteger(n)) this.digits(n);
+    else return this.ascii(num(n));
+    this.bytes[this.used++] = COMMA;
+  }
+
+  /** msText's digits: whole ms, then up to three decimals without trailing zeros. */
+  private ms(n: number | null): void {
+    if (n === null) return this.null();
+    if (!Number.isFinite(n)) return this.ascii('null');
+    const micros = Math.round(n * 1000);
+    if (micros < 0 || micros >= 0x40000000 || micros / 1000 !== n) return this.ascii(String(n));
+    const whole = Math.floor(micros / 1000);
+    const frac = micros - whole * 1000;
+    this.digits(whole);
+    const b = this.bytes;
+    if (frac !== 0) {
+      const d1 = Math.floor(frac / 100);
+      const d2 = Math.floor(frac / 10) % 10;
+      const d3 = frac % 10;
+      b[this.used++] = DOT;
+      b[this.used++] = ZERO + d1;
+      if (d2 !== 0 || d3 !== 0) b[this.used++] = ZERO + d2;
+      if (d3 !== 0) b[this.used++] = ZERO + d3;
+    }
+    b[this.used++] = COMMA;
+  }
+
+  /** A whole number from 0 to 2^53, in decimal. */
+  private digits(n: number): void {
+    let count = 1;
+    while (count < POWERS.length && n >= POWERS[count]) count++;
+    const b = this.bytes;
+    const start = this.used;
+    let p = start + count;
+    this.used = p;
+    if (n < 0x40000000) for (let v = n; p > start; v = (v / 10) | 0) b[--p] = ZERO + (v % 10);
+    else for (let v = n; p > start; v = Math.floor(v / 10)) b[--p] = ZERO + (v % 10);
   }
 
   private grow(room: number): void {

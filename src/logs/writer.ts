@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import { rowLine, RowLines } from './row-line';
+import { RowLines } from './row-line';
 import { batchRows, type LogSpill, type SpilledBatch } from './spill';
 import type { AuditRow, LogStore, RequestBodies, RequestLogRow } from './types';
 
@@ -93,7 +93,7 @@ export class LogWriter {
     }
     let open = this.batches[this.batches.length - 1];
     if (open === undefined || open.count >= this.options.batchRows) this.batches.push((open = this.fresh()));
-    open.push(rowLine(row), row.time);
+    open.pushRow(row);
     this.waiting++;
     if (bodies) this.kept.push({ at: this.queued, bodies });
     this.queued++;

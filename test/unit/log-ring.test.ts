@@ -83,6 +83,63 @@ describe('the in-process request ring', () => {
     );
   });
 
+  test('a row written straight into a batch is the bytes of its line, for any text and number', () => {
+    const text = fc.option(fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ maxLength: 40 })));
+    const number = fc.option(
+      fc.oneof(
+        fc.integer(),
+        fc.double(),
+        fc.maxSafeInteger(),
+        fc.constantFrom(0, -0, 2 ** 30 - 1, 2 ** 30, 2 ** 53 - 1, 2 ** 53, 1e21, 0.1),
+        fc.integer({ min: -1e9, max: 2 ** 31 }).map((n) => n / 1000),
+      ),
+    );
+    const time = fc.oneof(fc.maxSafeNat(), fc.integer({ min: 1.7e12, max: 1.9e12 }));
+    const anyRow = fc
+      .tuple(fc.array(text, { minLength: 11, maxLength: 11 }), fc.array(number, { minLength: 11, maxLength: 11 }), time)
+      .map(([t, n, at]) =>
+        row(1, {
+          time: at,
+          requestId: t[0] ?? '',
+          accountId: t[1],
+          keyId: t[2],
+          model: t[3],
+          upstream: t[4],
+          upstreamModel: t[5],
+          errorType: t[6],
+          userAgent: t[7],
+          clientIp: t[8],
+          taskId: t[9],
+          batchId: t[10],
+          status: n[0] ?? 200,
+          inputTokens: n[1],
+          outputTokens: n[2],
+          cachedTokens: n[3],
+          cacheWriteTokens: n[4],
+          reasoningTokens: n[5],
+          costMicros: n[6] ?? 0,
+          latencyMs: n[7] ?? 0,
+          ttfbMs: n[8],
+          requestBytes: n[9],
+          responseBytes: n[10],
+        }),
+      );
+    fc.assert(
+      fc.property(fc.array(anyRow, { maxLength: 8 }), (rows) => {
+        const direct = new RowLines(16); // grows as it fills
+        const viaLines = new RowLines(16);
+        for (const r of rows) {
+          direct.pushRow(r);
+          viaLines.push(rowLine(r), r.time);
+        }
+        expect(direct.jsonb().equals(viaLines.jsonb())).toBe(true);
+        expect(direct.times).toEqual(viaLines.times);
+        expect(direct.lines()).toEqual(rows.map(rowLine));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   test('a duration prints as the number it is', () => {
     for (const [n, text] of [
       [1.05, '1.05'],
