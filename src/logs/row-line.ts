@@ -219,7 +219,7 @@ export class RowLines {
       const start = this.used;
       this.str(s);
       column.text = s;
-      column.bytes = this.bytes.slice(start, this.used);
+      column.bytes = new Uint8Array(this.bytes.subarray(start, this.used)); // a copy: the batch's bytes are reused
       return;
     }
     const b = this.bytes;
