@@ -51,6 +51,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 8);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
+/**
+ * Warm 100 MiB streams per target and round, taken in turns (A B C A B C ...): the round's MiB/s is their median, and
+ * the proxy's CPU per MiB is read over them. One stream takes a few tenths of a second, so one sample was whatever
+ * the machine did in them.
+ */
+const STREAM_SAMPLES = Number(process.env.BENCH_STREAM_SAMPLES ?? 5);
 const STALL_SECONDS = 2;
 /**
  * BENCH_PACED=together (the default so far) paces every target in one schedule; `turns` gives each target the CPU
@@ -245,6 +251,8 @@ interface Round {
   firstEventMs: number;
   rssGrowthMb: number;
   mbps: number;
+  /** The proxy's CPU per MiB over the round's warm streams. */
+  streamCpuMsPerMib: number;
   uploadRssGrowthMb: number;
   uploadMbps: number;
   identical: boolean;
@@ -392,8 +400,9 @@ async function main(): Promise<void> {
         }
         perTarget.set(target.name, perRoute);
         const firstEventMs = await firstEvent(target);
-        // RSS growth over a first stream and upload (the process's first 100 MiB), MiB/s over a second of each, once
-        // its stream path is compiled: one cold sample per round measured the JIT's warm-up as much as the proxy.
+        // RSS growth over a first stream and upload (the process's first 100 MiB), MiB/s over a second upload and over
+        // the warm streams below, once the stream path is compiled: a cold sample measures the JIT's warm-up as much
+        // as the proxy.
         const big = await bigStream(target, bigSha);
         const up = await bigUpload(target);
         const bigWarm = await bigStream(target, bigSha);
@@ -403,19 +412,45 @@ async function main(): Promise<void> {
           routes: perRoute,
           firstEventMs,
           rssGrowthMb: big.rssGrowth / 2 ** 20,
-          mbps: bigWarm.mbps,
+          mbps: NaN,
+          streamCpuMsPerMib: NaN,
           uploadRssGrowthMb: up.rssGrowth / 2 ** 20,
           uploadMbps: upWarm.mbps,
           identical: big.identical && up.identical && bigWarm.identical && upWarm.identical,
         });
-        // A second of each route, unmeasured, after the streams and before the throughput slices: a process whose
-        // JIT just served 200 MiB of streaming re-optimises its request path on the first route measured otherwise
-        // (callgrind: the first route measured after the other's warm-up ran 250-290k instructions per call in its
-        // windows, 245k once settled, whichever route it was).
-        await warm(target, 1);
         process.stderr.write(
           `round ${round} ${target.name}: first event ${firstEventMs.toFixed(2)} ms, stream RSS +${(big.rssGrowth / 2 ** 20).toFixed(1)} MB, upload RSS +${(up.rssGrowth / 2 ** 20).toFixed(1)} MB\n`,
         );
+      }
+      // The warm streams, in turns, each proxy on CPU 1 for its own.
+      const streamed = new Map(targets.map((t) => [t.name, { mbps: [] as number[], cpuSeconds: 0 }]));
+      for (let i = 0; i < STREAM_SAMPLES; i++) {
+        for (const target of targets) {
+          onStage(target);
+          const cpuBefore = target.pid ? procCpuSeconds(target.pid) : 0;
+          const sample = await bigStream(target, bigSha);
+          const own = streamed.get(target.name)!;
+          own.mbps.push(sample.mbps);
+          if (target.pid) own.cpuSeconds += procCpuSeconds(target.pid) - cpuBefore;
+          if (!sample.identical) rounds.get(target.name)!.at(-1)!.identical = false;
+        }
+      }
+      for (const target of targets) {
+        const own = streamed.get(target.name)!;
+        const r = rounds.get(target.name)!.at(-1)!;
+        r.mbps = median(own.mbps);
+        r.streamCpuMsPerMib = target.pid
+          ? (own.cpuSeconds * 1000) / (STREAM_SAMPLES * (BIG_BYTES / 2 ** 20))
+          : NaN;
+        process.stderr.write(
+          `round ${round} ${target.name}: stream ${own.mbps.map((v) => v.toFixed(0)).join(' / ')} MiB/s, ${r.streamCpuMsPerMib.toFixed(2)} ms CPU per MiB\n`,
+        );
+        // A second of each route, unmeasured, after the streams and before the throughput slices: a process whose
+        // JIT just served 600 MiB of streaming re-optimises its request path on the first route measured otherwise
+        // (callgrind: the first route measured after the other's warm-up ran 250-290k instructions per call in its
+        // windows, 245k once settled, whichever route it was).
+        onStage(target);
+        await warm(target, 1);
       }
       // Throughput in turns, then latency at fixed rates in one schedule: every proxy on CPU 1.
       for (const t of targets) if (t.pid) pin(t.pid, 1);
@@ -465,7 +500,13 @@ async function main(): Promise<void> {
 
     const others = othersNote({ at: 0, machine: 0, ours: 0 }, spent);
     type RouteField = Exclude<keyof RouteRound, 'identical'>;
-    type TargetField = 'firstEventMs' | 'rssGrowthMb' | 'mbps' | 'uploadRssGrowthMb' | 'uploadMbps';
+    type TargetField =
+      | 'firstEventMs'
+      | 'rssGrowthMb'
+      | 'mbps'
+      | 'streamCpuMsPerMib'
+      | 'uploadRssGrowthMb'
+      | 'uploadMbps';
     const medRoute = (name: string, route: RouteName, field: RouteField) =>
       median((rounds.get(name) ?? []).map((r) => r.routes[route][field]));
     const med = (name: string, field: TargetField) => median((rounds.get(name) ?? []).map((r) => r[field]));
@@ -480,7 +521,7 @@ async function main(): Promise<void> {
     const targetRows = targets.map((t) => {
       const all = rounds.get(t.name)!;
       const rss = (f: TargetField) => (t.pid ? fmt(med(t.name, f), 1) : '–');
-      return `| ${t.name} | ${fmt(med(t.name, 'firstEventMs'))} | ${rss('rssGrowthMb')} | ${fmt(med(t.name, 'mbps'), 0)} | ${rss('uploadRssGrowthMb')} | ${fmt(med(t.name, 'uploadMbps'), 0)} | ${all.every((r) => r.identical) ? 'yes' : 'NO'} |`;
+      return `| ${t.name} | ${fmt(med(t.name, 'firstEventMs'))} | ${rss('rssGrowthMb')} | ${fmt(med(t.name, 'mbps'), 0)} (${all.map((r) => fmt(r.mbps, 0)).join(' / ')}) | ${t.pid ? fmt(med(t.name, 'streamCpuMsPerMib')) : '–'} | ${rss('uploadRssGrowthMb')} | ${fmt(med(t.name, 'uploadMbps'), 0)} | ${all.every((r) => r.identical) ? 'yes' : 'NO'} |`;
     });
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
     const compared = ['embedded', 'redis'].filter((name) => rounds.has(name));
@@ -508,7 +549,7 @@ async function main(): Promise<void> {
     summary.push(
       ...compared.map(
         (name) =>
-          `- ${name}: first SSE event ${fmt(med(name, 'firstEventMs') - med('bare', 'firstEventMs'))} ms after the bare proxy's; RSS growth ${fmt(med(name, 'rssGrowthMb'), 1)} MB over the 100 MiB stream and ${fmt(med(name, 'uploadRssGrowthMb'), 1)} MB over the 100 MiB upload (target < 50 MB: ${verdict(med(name, 'rssGrowthMb') < 50 && med(name, 'uploadRssGrowthMb') < 50)}).`,
+          `- ${name}: first SSE event ${fmt(med(name, 'firstEventMs') - med('bare', 'firstEventMs'))} ms after the bare proxy's; RSS growth ${fmt(med(name, 'rssGrowthMb'), 1)} MB over the 100 MiB stream and ${fmt(med(name, 'uploadRssGrowthMb'), 1)} MB over the 100 MiB upload (target < 50 MB: ${verdict(med(name, 'rssGrowthMb') < 50 && med(name, 'uploadRssGrowthMb') < 50)}); a 100 MiB stream at ${(med(name, 'mbps') / med('bare', 'mbps')).toFixed(2)}x the bare proxy's MiB/s (target ≥ 0.95x: ${verdict(med(name, 'mbps') / med('bare', 'mbps') >= 0.95)}), ${fmt(med(name, 'streamCpuMsPerMib'))} ms of CPU per MiB against its ${fmt(med('bare', 'streamCpuMsPerMib'))}.`,
       ),
     );
     const spread = ROUTES.map(
@@ -526,14 +567,14 @@ async function main(): Promise<void> {
     ).join('; ');
     const stallNote = `${stalls.map((st) => `${fmt(st.cpu0, 1)} / ${fmt(st.cpu1, 1)}`).join(', ')} ms per second on CPU 0 / CPU 1 by round, the longest ${fmt(Math.max(...stalls.map((st) => st.longest)), 1)} ms`;
     const table = [
-      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, two 100 MiB streams down and two 100 MiB multipart uploads up (RSS growth over the first of each, MiB/s over the second, once the stream path is compiled). Every round starts its proxies as fresh processes (a process's own luck, a few per cent for its whole life, then lands on one round of the median), and every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up) before the round, and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. Genway's own time per call is its X-Genway-Overhead-Ms header: from the request reaching its handler to the forward leaving, plus from the vendor's head arriving to Genway's own head leaving (the kernel's and the hops' share, which the bare pipe pays too, is not in it). CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
+      `${ROUNDS} interleaved rounds; per round and route: ${SECONDS} s closed loop at 32 connections (autocannon) for each target, in ${SLICES} slices taken in turns with the other targets (A B C D A B C D ...), then ${RATE_SECONDS} s open loop at 100 and at 500 req/s to every target at once (each target at that rate, their requests taking turns in one schedule, every proxy on CPU 1), so a stall of the machine lands on all of them alike; per round and target: ${SSE_SAMPLES} streams whose vendor waits ${50} ms per event, two 100 MiB streams down and two 100 MiB multipart uploads up (RSS growth over the first of each; upload MiB/s over the second, once its path is compiled), then ${STREAM_SAMPLES} more 100 MiB streams per target taken in turns with the other targets, each proxy alone on CPU 1 for its own (stream MiB/s: their median; the proxy's CPU per MiB over them, from /proc). Every round starts its proxies as fresh processes (a process's own luck, a few per cent for its whole life, then lands on one round of the median), and every target runs each route for ${WARMUP_SECONDS} s unmeasured (JIT warm-up) before the round, and for 1 s again on CPU 1 after its streams, before the throughput slices. Medians of the rounds. The vendor stand-in (bench/upstream.ts) and the bare pipe proxy (bench/bare-proxy.ts) run as their own processes; Genway runs as \`node dist/main.js serve\` with LOG_LEVEL=warn. Genway's own time per call is its X-Genway-Overhead-Ms header: from the request reaching its handler to the forward leaving, plus from the vendor's head arriving to Genway's own head leaving (the kernel's and the hops' share, which the bare pipe pays too, is not in it). CPU is the proxy process's user+system time from /proc over its closed-loop slices divided by the requests it answered. ${pinned() ? 'The proxies run pinned to CPU 1 while throughput and latency are measured (only the one in its slice is busy), and one at a time on it for the streams; the load generator and the vendor share CPU 0 (taskset).' : 'Not pinned (no taskset): all processes share both CPUs.'} ${machine}; while it ran ${others}. CPU µs/req per round, to show this machine's spread: ${spread}. The machine's own stalls (a busy loop pinned to each CPU, gaps over 0.2 ms, ${STALL_SECONDS} s per CPU and round): ${stallNote}.`,
       '',
       '| route | target | req/s @32 conns | CPU µs/req | p50 / p99 ms @100/s | p50 / p99 ms @500/s | bytes unchanged | errors |',
       '| - | - | - | - | - | - | - | - |',
       ...routeRows,
       '',
-      '| target | first SSE event ms | RSS growth MB (100 MiB stream) | stream MiB/s | RSS growth MB (100 MiB upload) | upload MiB/s | bytes unchanged |',
-      '| - | - | - | - | - | - | - |',
+      '| target | first SSE event ms | RSS growth MB (100 MiB stream) | stream MiB/s (per round) | stream CPU ms per MiB | RSS growth MB (100 MiB upload) | upload MiB/s | bytes unchanged |',
+      '| - | - | - | - | - | - | - | - |',
       ...targetRows,
       '',
       ...summary,
