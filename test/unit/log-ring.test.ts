@@ -84,7 +84,9 @@ describe('the in-process request ring', () => {
   });
 
   test('a row written straight into a batch is the bytes of its line, for any text and number', () => {
-    const text = fc.option(fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ maxLength: 40 })));
+    const text = fc.option(
+      fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ maxLength: 40 })),
+    );
     const number = fc.option(
       fc.oneof(
         fc.integer(),
@@ -96,7 +98,11 @@ describe('the in-process request ring', () => {
     );
     const time = fc.oneof(fc.maxSafeNat(), fc.integer({ min: 1.7e12, max: 1.9e12 }));
     const anyRow = fc
-      .tuple(fc.array(text, { minLength: 11, maxLength: 11 }), fc.array(number, { minLength: 11, maxLength: 11 }), time)
+      .tuple(
+        fc.array(text, { minLength: 11, maxLength: 11 }),
+        fc.array(number, { minLength: 11, maxLength: 11 }),
+        time,
+      )
       .map(([t, n, at]) =>
         row(1, {
           time: at,
