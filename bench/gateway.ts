@@ -446,7 +446,7 @@ async function main(): Promise<void> {
           `round ${round} ${target.name}: stream ${own.mbps.map((v) => v.toFixed(0)).join(' / ')} MiB/s, ${r.streamCpuMsPerMib.toFixed(2)} ms CPU per MiB\n`,
         );
         // A second of each route, unmeasured, after the streams and before the throughput slices: a process whose
-        // JIT just served 600 MiB of streaming re-optimises its request path on the first route measured otherwise
+        // JIT just served its streams and uploads re-optimises its request path on the first route measured otherwise
         // (callgrind: the first route measured after the other's warm-up ran 250-290k instructions per call in its
         // windows, 245k once settled, whichever route it was).
         onStage(target);

@@ -1,51 +1,11 @@
 import type { RequestLogRow, Surface } from './types';
 
-/**
- * A request row as one line: the JSON array of its values in the insert's column order. A call's row is encoded
- * once, when the call ends; the line is what the in-process ring keeps (bytes outside the JS heap) and what a batch
- * sends to PostgreSQL (`[line,line,...]`, unpacked by jsonb_array_elements). PostgreSQL's text cannot hold NUL, so
- * a `\u0000` escape is dropped here, for both stores alike.
+/*
+ * A request row as one line: the JSON array of its values in the insert's column order. A call's row is written once,
+ * when the call ends, straight into the batch it will go in (`RowLines.pushRow`, the one encoder of a line); the
+ * batch goes to PostgreSQL as `[line,line,...]`, unpacked by jsonb_array_elements. PostgreSQL's text cannot hold NUL,
+ * so a `\u0000` escape is dropped, for both stores alike.
  */
-export function rowLine(r: RequestLogRow): string {
-  const line = `[${num(r.time)},${str(r.requestId)},${str(r.accountId)},${str(r.keyId)},${str(r.surface)},${str(r.method)},${str(r.route)},${str(r.model)},${str(r.upstream)},${str(r.upstreamModel)},${num(r.status)},${str(r.errorType)},${num(r.inputTokens)},${num(r.outputTokens)},${num(r.cachedTokens)},${num(r.cacheWriteTokens)},${num(r.reasoningTokens)},${num(r.costMicros)},${msText(r.latencyMs)},${msText(r.ttfbMs)},${str(r.userAgent)},${str(r.clientIp)},${str(r.taskId)},${str(r.batchId)},${num(r.requestBytes)},${num(r.responseBytes)}]`;
-  return line.includes('\\u0000') ? withoutNul(line) : line;
-}
-
-/** What JSON.stringify would make of each value, without its walk over an array: the line is built once per call. */
-// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-const str = (s: string | null): string =>
-  s === null ? 'null' : NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
-const num = (n: number | null): string =>
-  n === null || !Number.isFinite(n) ? 'null' : Number.isInteger(n) ? int(n) : String(n);
-
-/**
- * A whole number's digits. V8 prints a small integer from its number-string cache; one past 2^30 (a time in epoch ms)
- * goes through its double printer at about 150 ns, so it is printed as two small halves instead.
- */
-function int(n: number): string {
-  if (n >= 0 && n < 0x40000000) return String(n);
-  if (n < 0 || n > Number.MAX_SAFE_INTEGER) return String(n);
-  const high = Math.floor(n / 1e6);
-  const low = String(n - high * 1e6);
-  return `${high}${'000000'.slice(low.length)}${low}`;
-}
-
-/**
- * A duration in ms, which the row holds to the µs (./request-log.ts), printed from whole numbers: the double printer
- * costs about 150 ns a value. Reads back as the same number.
- */
-export function msText(n: number | null): string {
-  if (n === null || !Number.isFinite(n)) return 'null';
-  const micros = Math.round(n * 1000);
-  if (micros < 0 || micros >= 0x40000000 || micros / 1000 !== n) return String(n);
-  const whole = Math.floor(micros / 1000);
-  const frac = micros - whole * 1000;
-  if (frac === 0) return String(whole);
-  if (frac % 100 === 0) return `${whole}.${frac / 100}`;
-  if (frac % 10 === 0) return `${whole}.${frac < 100 ? '0' : ''}${frac / 10}`;
-  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
-}
 
 /** Drops every `\u0000` escape of a JSON text (one whose backslash is not itself escaped). */
 export function withoutNul(json: string): string {
@@ -124,6 +84,13 @@ export class RowLines {
     this.bytes[1] = OPEN;
   }
 
+  /** Rows written as one batch (a spill file's, or a batch handed over whole). */
+  static ofRows(rows: readonly RequestLogRow[]): RowLines {
+    const lines = new RowLines(rows.length * 512);
+    for (const r of rows) lines.pushRow(r);
+    return lines;
+  }
+
   static of(lines: readonly string[], times: readonly number[]): RowLines {
     const rows = new RowLines(lines.reduce((n, l) => n + l.length + 1, 0) * 3 + 3);
     lines.forEach((line, i) => rows.push(line, times[i]));
@@ -153,13 +120,13 @@ export class RowLines {
   }
 
   /**
-   * A row written straight into the batch's bytes: the same bytes as `push(rowLine(row))` (a property test holds them
-   * equal), without the line string in between. Most of a row's strings repeat from call to call (the account, the
+   * A row written straight into the batch's bytes (its line, without the line string in between; a property test
+   * holds it to what JSON.stringify writes of the values). Most of a row's strings repeat from call to call (the account, the
    * key, the route, the model, the client): each column keeps its last string's bytes, copied again while the string
    * is the same. A new short ASCII string (an id, an address) is copied a UTF-16 unit a byte; one that needs more (an
-   * escape, a non-ASCII character) is written as rowLine writes it.
+   * escape, a non-ASCII character) goes through JSON.stringify.
    */
-  pushRow(r: RequestLogRow): void {
+  pushRow(r: RequestLogRow): this {
     const text =
       r.requestId.length +
       len(r.accountId) +
@@ -211,6 +178,7 @@ export class RowLines {
     b[this.used - 1] = CLOSE; // the last value's comma
     this.ends.push(this.used);
     this.times.push(r.time);
+    return this;
   }
 
   /** A string of a column that repeats: its bytes copied while it is the column's last string. */
@@ -229,7 +197,7 @@ export class RowLines {
     this.used = p;
   }
 
-  /** Text as rowLine writes it (ASCII: a number's, or null), then a comma. */
+  /** ASCII text (a number as JSON prints it, or null), then a comma. */
   private ascii(text: string): void {
     const b = this.bytes;
     let p = this.used;
@@ -253,7 +221,7 @@ export class RowLines {
     for (let i = 0; i < s.length; i++) {
       const c = s.charCodeAt(i);
       if (c < 0x20 || c > 0x7e || c === QUOTE || c === BACKSLASH) {
-        const json = str(s);
+        const json = JSON.stringify(s);
         this.used += b.write(json.includes('\\u0000') ? withoutNul(json) : json, this.used);
         b[this.used++] = COMMA;
         return;
@@ -268,11 +236,15 @@ export class RowLines {
   private num(n: number | null): void {
     if (n === null) return this.null();
     if (n >= 0 && n <= Number.MAX_SAFE_INTEGER && Number.isInteger(n)) this.digits(n);
-    else return this.ascii(num(n));
+    else return this.ascii(Number.isFinite(n) ? String(n) : 'null');
     this.bytes[this.used++] = COMMA;
   }
 
-  /** msText's digits: whole ms, then up to three decimals without trailing zeros. */
+  /**
+   * A duration in ms, which the row holds to the µs (./request-log.ts): whole ms, then up to three decimals without
+   * trailing zeros, printed from whole numbers (V8's double printer costs about 150 ns a value). Reads back as the
+   * same number; anything else is printed as JSON would.
+   */
   private ms(n: number | null): void {
     if (n === null) return this.null();
     if (!Number.isFinite(n)) return this.ascii('null');

@@ -3,7 +3,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { rowLine, RowLines } from './row-line';
+import { RowLines } from './row-line';
 import type { AuditRow, RequestBodies, RequestLogRow } from './types';
 
 /**
@@ -30,9 +30,13 @@ function batchOfLine(line: string): SpilledBatch {
     | { id: string; kind: 'requests'; values?: unknown[][]; rows?: RequestLogRow[]; bodies: RequestBodies[] }
     | { id: string; kind: 'audit'; rows: AuditRow[] };
   if (read.kind === 'audit') return read;
-  const lines = read.values ? read.values.map((v) => JSON.stringify(v)) : (read.rows ?? []).map(rowLine);
-  const times = read.values ? read.values.map((v) => v[0] as number) : (read.rows ?? []).map((r) => r.time);
-  return { id: read.id, kind: 'requests', lines: RowLines.of(lines, times), bodies: read.bodies ?? [] };
+  const lines = read.values
+    ? RowLines.of(
+        read.values.map((v) => JSON.stringify(v)),
+        read.values.map((v) => v[0] as number),
+      )
+    : RowLines.ofRows(read.rows ?? []);
+  return { id: read.id, kind: 'requests', lines, bodies: read.bodies ?? [] };
 }
 
 /** A spill file untouched this long belongs to no live process (its writer died): any process may replay it. */

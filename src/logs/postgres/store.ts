@@ -1,5 +1,5 @@
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
-import { rowLine, RowLines, withoutNul } from '../row-line';
+import { RowLines, withoutNul } from '../row-line';
 import type { Logger } from '../../observability/logger';
 import type { BodyMode } from '../bodies';
 import { logIdOf, positionOfId } from '../position';
@@ -228,14 +228,7 @@ export class PostgresLogStore implements LogStore {
   }
 
   async insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void> {
-    await this.insertLines(
-      batchId,
-      RowLines.of(
-        rows.map(rowLine),
-        rows.map((r) => r.time),
-      ),
-      bodies,
-    );
+    await this.insertLines(batchId, RowLines.ofRows(rows), bodies);
   }
 
   async insertLines(batchId: string, lines: RowLines, bodies: RequestBodies[]): Promise<void> {
