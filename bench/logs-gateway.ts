@@ -5,10 +5,19 @@
  * and take their closed-loop slices in turns (bench/proxies.ts), as bench:gateway does. The database is a PostgreSQL
  * of the run's own pinned to CPU 0 with the vendor and the load generator (what is measured is Genway's share, as
  * with the vendor stand-in), or a database created on BENCH_DATABASE_URL's server and dropped at the end.
- * Bounded: ROUNDS x routes x (4 x SECONDS + 3 x BENCH_PACED_SECONDS).
+ * BENCH_ROUNDS=0 leaves the closed loop out (the open loop's rounds then default to 12).
+ * Bounded: routes x (ROUNDS x 4 x SECONDS + PACED_ROUNDS x BENCH_PACED_SECONDS).
  */
 import { Client } from 'pg';
-import { machineNote, median, paced, procCpuSeconds, startServer, type Server } from './lib';
+import {
+  machineNote,
+  median,
+  pacedTogether,
+  procCpuSeconds,
+  startServer,
+  type PacedStream,
+  type Server,
+} from './lib';
 import {
   bareTarget,
   genwayTarget,
@@ -30,8 +39,10 @@ const VENDOR_KEY = 'sk-bench-vendor';
  * closed loop, PostgreSQL's own work on CPU 0 slows the load generator that shares it, and a proxy answering fewer
  * calls per wake-up pays more per call: that part is the database's, not the row's.
  */
-const RATE = Number(process.env.BENCH_LOGS_RATE ?? 3000);
+const RATE = Number(process.env.BENCH_LOGS_RATE ?? 1000);
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 4);
+/** Open-loop rounds (each BENCH_PACED_SECONDS per route): cheap next to the closed loop's, and what settles 5 %. */
+const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? (ROUNDS * 4 || 12));
 
 async function main(): Promise<void> {
   const machine = machineNote();
@@ -53,16 +64,21 @@ async function main(): Promise<void> {
     servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
     servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url }));
     servers.push(await startServer(['serve'], env));
-    const [off, postgres, ring] = servers;
+    // The control: a second Genway with logs off, measured as the others are, whose ratio to the first is the
+    // open loop's own spread.
+    servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
+    const [off, postgres, ring, control] = servers;
     const targets: Target[] = [
       bareTarget(bare),
       await genwayTarget('off', off),
       await genwayTarget('postgres', postgres),
       await genwayTarget('ring', ring),
     ];
-    for (const t of targets) pin(t.pid!, 1);
+    const controlTarget = await genwayTarget('off again', control);
+    for (const t of [...targets, controlTarget]) pin(t.pid!, 1);
     const dbCpuBefore = own?.cpuSeconds();
-    for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured
+    // JIT warm-up, unmeasured (the control too: a colder Genway pays more per call for a while)
+    for (const route of HOT_ROUTES) await throughputs([...targets, controlTarget], route, 3, 3);
     const ratios: Record<string, { pgVsOff: number[]; ringVsOff: number[]; offVsBare: number[] }> = {};
     const cpu: Record<string, number[][]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
@@ -78,24 +94,42 @@ async function main(): Promise<void> {
         );
       }
     }
+    // Open loop: the four Genways at RATE each in one schedule (their requests take turns, from another Genway each round), each one's CPU read over
+    // the same seconds, so a stall of the machine lands on all four alike; the ratio is taken per round.
+    const genways = [...targets.slice(1), controlTarget];
     const atRate: Record<string, number[][]> = {};
-    for (let round = 1; round <= ROUNDS; round++) {
+    const atRateRatios: Record<string, { pg: number[]; ring: number[]; control: number[] }> = {};
+    const streamOf = (i: number, route: (typeof HOT_ROUTES)[number]): PacedStream => ({
+      url: `${genways[i].base}${route.path}`,
+      method: 'POST',
+      headers: routeHeaders(genways[i], route),
+      body: route.body,
+    });
+    /** CPU µs per call of each Genway at RATE, the four together in one schedule that starts at `order`'s first. */
+    const perCallAt = async (order: number[], route: (typeof HOT_ROUTES)[number]): Promise<number[]> => {
+      const before = genways.map((t) => procCpuSeconds(t.pid!));
+      const results = await pacedTogether(
+        order.map((i) => streamOf(i, route)),
+        RATE,
+        PACED_SECONDS,
+      );
+      return genways.map((t, i) => {
+        const calls = RATE * PACED_SECONDS - results[order.indexOf(i)].errors;
+        return ((procCpuSeconds(t.pid!) - before[i]) * 1e6) / calls;
+      });
+    };
+    // Round 0 is the open loop's warm-up, unmeasured.
+    for (let round = 0; round <= PACED_ROUNDS; round++) {
       for (const route of HOT_ROUTES) {
-        for (const [i, target] of targets.slice(1).entries()) {
-          const before = procCpuSeconds(target.pid!);
-          const result = await paced({
-            url: `${target.base}${route.path}`,
-            method: 'POST',
-            headers: routeHeaders(target, route),
-            body: route.body,
-            rate: RATE,
-            seconds: PACED_SECONDS,
-          });
-          const calls = RATE * PACED_SECONDS - result.errors;
-          ((atRate[route.path] ??= [[], [], []])[i] ??= []).push(
-            ((procCpuSeconds(target.pid!) - before) * 1e6) / calls,
-          );
-        }
+        // Each round starts at another Genway: none always follows the same one.
+        const order = genways.map((_, i) => (i + round) % genways.length);
+        const perCall = await perCallAt(order, route);
+        if (round === 0) continue;
+        perCall.forEach((v, i) => (atRate[route.path] ??= [[], [], [], []])[i].push(v));
+        const x = (atRateRatios[route.path] ??= { pg: [], ring: [], control: [] });
+        x.pg.push(perCall[1] / perCall[0]);
+        x.ring.push(perCall[2] / perCall[0]);
+        x.control.push(perCall[3] / perCall[0]);
       }
     }
     const counted = new Client({ connectionString: url });
@@ -109,17 +143,19 @@ async function main(): Promise<void> {
     await counted.end();
     const f = (v: number[]) => `${median(v).toFixed(3)}x`;
     const table = HOT_ROUTES.map((route) => {
-      const x = ratios[route.path];
-      const [b, o, p, r] = cpu[route.path].map((list) => median(list).toFixed(0));
-      const [off, pg, ringAt] = atRate[route.path].map(median);
-      return `| ${route.path} | ${f(x.pgVsOff)} (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')}) | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} (${((pg / off - 1) * 100).toFixed(1)}%) / ${ringAt.toFixed(1)} (${((ringAt / off - 1) * 100).toFixed(1)}%) |`;
+      const x = ratios[route.path] ?? { pgVsOff: [], ringVsOff: [], offVsBare: [] };
+      const [b, o, p, r] = (cpu[route.path] ?? [[], [], [], []]).map((list) => median(list).toFixed(0));
+      const [off, pg, ringAt, again] = atRate[route.path].map(median);
+      const y = atRateRatios[route.path];
+      const pct = (v: number) => `${v >= 1 ? '+' : ''}${((v - 1) * 100).toFixed(1)}%`;
+      return `| ${route.path} | ${f(x.pgVsOff)} (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')}) | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(y.pg))} (${y.pg.map(pct).join(' / ')}) | ${pct(median(y.ring))} | ${pct(median(y.control))} (${y.control.map(pct).join(' / ')}) |`;
     });
     process.stdout.write(
       [
-        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then per round, route and Genway, ${PACED_SECONDS} s open loop at ${RATE} req/s, the CPU per call read from /proc. ${written.toLocaleString('en')} rows written to PostgreSQL in the run.${dbNote} ${machine}`,
+        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then ${PACED_ROUNDS} rounds of ${PACED_SECONDS} s open loop per route, the four Genways (the fourth a control: logs off again) at ${RATE} req/s each in one schedule (their requests take turns, from another Genway each round), each one's CPU per call read from /proc over the same seconds. ${written.toLocaleString('en')} rows written to PostgreSQL in the run.${dbNote} ${machine}`,
         '',
-        `| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring | CPU µs/call at ${RATE} req/s: off / postgres / ring |`,
-        '| - | - | - | - | - | - |',
+        `| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring | CPU µs/call at ${RATE} req/s: off / postgres / ring / off again | CPU per call, PostgreSQL against off, median of rounds (per round) | ring against off | control: off again against off (per round) |`,
+        '| - | - | - | - | - | - | - | - | - |',
         ...table,
         '',
       ].join('\n'),

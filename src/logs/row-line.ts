@@ -46,8 +46,8 @@ export function rowOfLine(line: string): RequestLogRow {
 }
 
 const len = (s: string | null): number => (s === null ? 4 : s.length);
-/** 10^0 to 10^16: a whole number up to 2^53 has at most 16 digits. */
-const POWERS = Array.from({ length: 17 }, (_, i) => 10 ** i);
+/** 10^0 to 10^8: the digits of a number below 10^8. */
+const POWERS = Array.from({ length: 9 }, (_, i) => 10 ** i);
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const DOT = 0x2e;
@@ -61,6 +61,71 @@ const CLOSE = 0x5d;
 const JSONB_VERSION = 1;
 
 /**
+ * A run of adjacent columns whose strings repeat from row to row, with their last strings and those strings' bytes
+ * (a copy: the batch's bytes are reused). Compared and kept by arity, without an array per row.
+ */
+class Run {
+  texts: (string | null)[];
+  bytes: Uint8Array = new Uint8Array(0);
+  /** Nothing kept yet (the texts' first nulls are no row's). */
+  private empty = true;
+
+  constructor(size: number) {
+    this.texts = new Array<string | null>(size).fill(null);
+  }
+
+  holds1(a: string | null): boolean {
+    return !this.empty && a === this.texts[0];
+  }
+
+  holds2(a: string | null, b: string | null): boolean {
+    return !this.empty && a === this.texts[0] && b === this.texts[1];
+  }
+
+  holds6(a: string, b: string, c: string, d: string | null, e: string | null, f: string | null): boolean {
+    const t = this.texts;
+    return !this.empty && a === t[0] && b === t[1] && c === t[2] && d === t[3] && e === t[4] && f === t[5];
+  }
+
+  keep1(a: string | null, from: Buffer, start: number, end: number): void {
+    this.texts[0] = a;
+    this.keep(from, start, end);
+  }
+
+  keep2(a: string | null, b: string | null, from: Buffer, start: number, end: number): void {
+    this.texts[0] = a;
+    this.texts[1] = b;
+    this.keep(from, start, end);
+  }
+
+  keep6(
+    a: string,
+    b: string,
+    c: string,
+    d: string | null,
+    e: string | null,
+    f: string | null,
+    from: Buffer,
+    start: number,
+    end: number,
+  ): void {
+    const t = this.texts;
+    t[0] = a;
+    t[1] = b;
+    t[2] = c;
+    t[3] = d;
+    t[4] = e;
+    t[5] = f;
+    this.keep(from, start, end);
+  }
+
+  private keep(from: Buffer, start: number, end: number): void {
+    this.bytes = new Uint8Array(from.subarray(start, end));
+    this.empty = false;
+  }
+}
+
+/**
  * Request rows waiting for one batch, as their lines' UTF-8 bytes in one buffer: `[line,line,...]`, preceded by
  * jsonb's version byte so PostgreSQL takes it as a binary parameter as is (no text copy of the batch, no encoding).
  * A row waits here up to `logs.flushMs`; held outside the JS heap, it costs the garbage collector nothing, where a
@@ -72,11 +137,15 @@ export class RowLines {
   private used = 2;
   private ends: number[] = [];
   times: number[] = [];
-  /** Columns whose strings repeat: each one's last string and its bytes (`"text",`). */
-  private readonly columns: { text: string | null; bytes: Uint8Array }[] = Array.from({ length: 11 }, () => ({
-    text: null,
-    bytes: NULL,
-  }));
+  /**
+   * Runs of columns whose strings repeat together, each with its last strings and their bytes (`"text",` each): the
+   * caller (account, key), the call (surface, method, route, model, upstream, upstream model), the error type, the
+   * client (user agent, address).
+   */
+  private readonly caller = new Run(2);
+  private readonly call = new Run(6);
+  private readonly error = new Run(1);
+  private readonly client = new Run(2);
 
   constructor(capacity = 64 << 10) {
     this.bytes = Buffer.allocUnsafeSlow(Math.max(capacity, 64));
@@ -121,10 +190,10 @@ export class RowLines {
 
   /**
    * A row written straight into the batch's bytes (its line, without the line string in between; a property test
-   * holds it to what JSON.stringify writes of the values). Most of a row's strings repeat from call to call (the account, the
-   * key, the route, the model, the client): each column keeps its last string's bytes, copied again while the string
-   * is the same. A new short ASCII string (an id, an address) is copied a UTF-16 unit a byte; one that needs more (an
-   * escape, a non-ASCII character) goes through JSON.stringify.
+   * holds it to what JSON.stringify writes of the values). Most of a row's strings repeat from call to call, in runs of
+   * adjacent columns (the caller, the call's route and model, the client): each run keeps its last strings' bytes,
+   * copied again in one piece while they are the same. A new short ASCII string (an id, an address) is copied a UTF-16
+   * unit a byte; one that needs more (an escape, a non-ASCII character) goes through JSON.stringify.
    */
   pushRow(r: RequestLogRow): this {
     const text =
@@ -148,19 +217,47 @@ export class RowLines {
     const b = this.bytes;
     if (this.ends.length) b[this.used++] = COMMA;
     b[this.used++] = OPEN;
-    const c = this.columns;
     this.num(r.time);
     this.str(r.requestId);
-    this.repeated(r.accountId, c[0]);
-    this.repeated(r.keyId, c[1]);
-    this.repeated(r.surface, c[2]);
-    this.repeated(r.method, c[3]);
-    this.repeated(r.route, c[4]);
-    this.repeated(r.model, c[5]);
-    this.repeated(r.upstream, c[6]);
-    this.repeated(r.upstreamModel, c[7]);
+    const caller = this.caller;
+    if (caller.holds2(r.accountId, r.keyId)) this.copy(caller.bytes);
+    else {
+      const start = this.used;
+      this.str(r.accountId);
+      this.str(r.keyId);
+      caller.keep2(r.accountId, r.keyId, this.bytes, start, this.used);
+    }
+    const call = this.call;
+    if (call.holds6(r.surface, r.method, r.route, r.model, r.upstream, r.upstreamModel))
+      this.copy(call.bytes);
+    else {
+      const start = this.used;
+      this.str(r.surface);
+      this.str(r.method);
+      this.str(r.route);
+      this.str(r.model);
+      this.str(r.upstream);
+      this.str(r.upstreamModel);
+      call.keep6(
+        r.surface,
+        r.method,
+        r.route,
+        r.model,
+        r.upstream,
+        r.upstreamModel,
+        this.bytes,
+        start,
+        this.used,
+      );
+    }
     this.num(r.status);
-    this.repeated(r.errorType, c[8]);
+    if (r.errorType === null) this.null();
+    else if (this.error.holds1(r.errorType)) this.copy(this.error.bytes);
+    else {
+      const start = this.used;
+      this.str(r.errorType);
+      this.error.keep1(r.errorType, this.bytes, start, this.used);
+    }
     this.num(r.inputTokens);
     this.num(r.outputTokens);
     this.num(r.cachedTokens);
@@ -169,8 +266,14 @@ export class RowLines {
     this.num(r.costMicros);
     this.ms(r.latencyMs);
     this.ms(r.ttfbMs);
-    this.repeated(r.userAgent, c[9]);
-    this.repeated(r.clientIp, c[10]);
+    const client = this.client;
+    if (client.holds2(r.userAgent, r.clientIp)) this.copy(client.bytes);
+    else {
+      const start = this.used;
+      this.str(r.userAgent);
+      this.str(r.clientIp);
+      client.keep2(r.userAgent, r.clientIp, this.bytes, start, this.used);
+    }
     this.str(r.taskId);
     this.str(r.batchId);
     this.num(r.requestBytes);
@@ -181,20 +284,10 @@ export class RowLines {
     return this;
   }
 
-  /** A string of a column that repeats: its bytes copied while it is the column's last string. */
-  private repeated(s: string | null, column: { text: string | null; bytes: Uint8Array }): void {
-    if (s !== column.text) {
-      const start = this.used;
-      this.str(s);
-      column.text = s;
-      column.bytes = new Uint8Array(this.bytes.subarray(start, this.used)); // a copy: the batch's bytes are reused
-      return;
-    }
-    const b = this.bytes;
-    const bytes = column.bytes;
-    let p = this.used;
-    for (let i = 0; i < bytes.length; i++) b[p++] = bytes[i];
-    this.used = p;
+  /** A run's kept bytes, again. */
+  private copy(bytes: Uint8Array): void {
+    this.bytes.set(bytes, this.used);
+    this.used += bytes.length;
   }
 
   /** ASCII text (a number as JSON prints it, or null), then a comma. */
@@ -266,16 +359,36 @@ export class RowLines {
     b[this.used++] = COMMA;
   }
 
-  /** A whole number from 0 to 2^53, in decimal. */
+  /**
+   * A whole number from 0 to 2^53, in decimal: below 10^8 in small-integer arithmetic, above as its two halves (a
+   * double's `%` is a call to fmod, some 20 ns a digit: a time's 13 digits were a quarter of a row).
+   */
   private digits(n: number): void {
+    if (n < 1e8) return this.small(n, 1);
+    let high = Math.floor(n / 1e8);
+    let low = n - high * 1e8; // exact: both below 2^53
+    if (low < 0) {
+      high -= 1; // the division rounded up
+      low += 1e8;
+    }
+    this.small(high, 1);
+    this.small(low, 8);
+  }
+
+  /** A whole number below 10^8, in at least `width` digits (zeros in front). */
+  private small(n: number, width: number): void {
     let count = 1;
-    while (count < POWERS.length && n >= POWERS[count]) count++;
+    while (n >= POWERS[count]) count++;
+    if (count < width) count = width;
     const b = this.bytes;
     const start = this.used;
     let p = start + count;
     this.used = p;
-    if (n < 0x40000000) for (let v = n; p > start; v = (v / 10) | 0) b[--p] = ZERO + (v % 10);
-    else for (let v = n; p > start; v = Math.floor(v / 10)) b[--p] = ZERO + (v % 10);
+    for (let v = n | 0; p > start; ) {
+      const q = (v / 10) | 0;
+      b[--p] = ZERO + v - q * 10;
+      v = q;
+    }
   }
 
   private grow(room: number): void {
