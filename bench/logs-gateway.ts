@@ -5,8 +5,8 @@
  * and take their closed-loop slices in turns (bench/proxies.ts), as bench:gateway does. The database is a PostgreSQL
  * of the run's own pinned to CPU 0 with the vendor and the load generator (what is measured is Genway's share, as
  * with the vendor stand-in), or a database created on BENCH_DATABASE_URL's server and dropped at the end.
- * BENCH_ROUNDS=0 leaves the closed loop out (the open loop's rounds then default to 12).
- * Bounded: routes x (ROUNDS x 4 x SECONDS + PACED_ROUNDS x BENCH_PACED_SECONDS).
+ * BENCH_ROUNDS=0 leaves the closed loop out.
+ * Bounded: routes x (ROUNDS x 4 x SECONDS + PACED_SETS x (4 x 2 + (PACED_ROUNDS + 1) x BENCH_PACED_SECONDS)).
  */
 import { Client } from 'pg';
 import {
@@ -39,10 +39,11 @@ const VENDOR_KEY = 'sk-bench-vendor';
  * closed loop, PostgreSQL's own work on CPU 0 slows the load generator that shares it, and a proxy answering fewer
  * calls per wake-up pays more per call: that part is the database's, not the row's.
  */
-const RATE = Number(process.env.BENCH_LOGS_RATE ?? 1000);
+const RATE = Number(process.env.BENCH_LOGS_RATE ?? 2000);
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 4);
-/** Open-loop rounds (each BENCH_PACED_SECONDS per route): cheap next to the closed loop's, and what settles 5 %. */
-const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? (ROUNDS * 4 || 12));
+/** Open-loop sets of fresh Genways, and measured rounds per set (each BENCH_PACED_SECONDS per route). */
+const PACED_SETS = Number(process.env.BENCH_PACED_SETS ?? 6);
+const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? 2);
 
 async function main(): Promise<void> {
   const machine = machineNote();
@@ -64,21 +65,16 @@ async function main(): Promise<void> {
     servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
     servers.push(await startServer(['serve'], { ...env, DATABASE_URL: url }));
     servers.push(await startServer(['serve'], env));
-    // The control: a second Genway with logs off, measured as the others are, whose ratio to the first is the
-    // open loop's own spread.
-    servers.push(await startServer(['serve'], { ...env, GENWAY_LOGS_ENABLED: 'false' }));
-    const [off, postgres, ring, control] = servers;
+    const [off, postgres, ring] = servers;
     const targets: Target[] = [
       bareTarget(bare),
       await genwayTarget('off', off),
       await genwayTarget('postgres', postgres),
       await genwayTarget('ring', ring),
     ];
-    const controlTarget = await genwayTarget('off again', control);
-    for (const t of [...targets, controlTarget]) pin(t.pid!, 1);
+    for (const t of targets) pin(t.pid!, 1);
     const dbCpuBefore = own?.cpuSeconds();
-    // JIT warm-up, unmeasured (the control too: a colder Genway pays more per call for a while)
-    for (const route of HOT_ROUTES) await throughputs([...targets, controlTarget], route, 3, 3);
+    for (const route of HOT_ROUTES) await throughputs(targets, route, 3, 3); // JIT warm-up, unmeasured
     const ratios: Record<string, { pgVsOff: number[]; ringVsOff: number[]; offVsBare: number[] }> = {};
     const cpu: Record<string, number[][]> = {};
     for (let round = 1; round <= ROUNDS; round++) {
@@ -94,43 +90,59 @@ async function main(): Promise<void> {
         );
       }
     }
-    // Open loop: the four Genways at RATE each in one schedule (their requests take turns, from another Genway each round), each one's CPU read over
-    // the same seconds, so a stall of the machine lands on all four alike; the ratio is taken per round.
-    const genways = [...targets.slice(1), controlTarget];
+    // The closed loop's Genways are done: the open loop starts its own, fresh for each set.
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
+    const variants: { name: string; env: Record<string, string> }[] = [
+      { name: 'off', env: { ...env, GENWAY_LOGS_ENABLED: 'false' } },
+      { name: 'postgres', env: { ...env, DATABASE_URL: url } },
+      { name: 'ring', env },
+      // The control: logs off again, whose ratio to the first is the measure's own spread.
+      { name: 'off again', env: { ...env, GENWAY_LOGS_ENABLED: 'false' } },
+    ];
     const atRate: Record<string, number[][]> = {};
     const atRateRatios: Record<string, { pg: number[]; ring: number[]; control: number[] }> = {};
-    const streamOf = (i: number, route: (typeof HOT_ROUTES)[number]): PacedStream => ({
-      url: `${genways[i].base}${route.path}`,
-      method: 'POST',
-      headers: routeHeaders(genways[i], route),
-      body: route.body,
-    });
-    /** CPU µs per call of each Genway at RATE, the four together in one schedule that starts at `order`'s first. */
-    const perCallAt = async (order: number[], route: (typeof HOT_ROUTES)[number]): Promise<number[]> => {
-      const before = genways.map((t) => procCpuSeconds(t.pid!));
-      const results = await pacedTogether(
-        order.map((i) => streamOf(i, route)),
-        RATE,
-        PACED_SECONDS,
-      );
-      return genways.map((t, i) => {
-        const calls = RATE * PACED_SECONDS - results[order.indexOf(i)].errors;
-        return ((procCpuSeconds(t.pid!) - before[i]) * 1e6) / calls;
-      });
-    };
-    // Round 0 is the open loop's warm-up, unmeasured.
-    for (let round = 0; round <= PACED_ROUNDS; round++) {
-      for (const route of HOT_ROUTES) {
-        // Each round starts at another Genway: none always follows the same one.
-        const order = genways.map((_, i) => (i + round) % genways.length);
-        const perCall = await perCallAt(order, route);
-        if (round === 0) continue;
-        perCall.forEach((v, i) => (atRate[route.path] ??= [[], [], [], []])[i].push(v));
-        const x = (atRateRatios[route.path] ??= { pg: [], ring: [], control: [] });
-        x.pg.push(perCall[1] / perCall[0]);
-        x.ring.push(perCall[2] / perCall[0]);
-        x.control.push(perCall[3] / perCall[0]);
+    for (let set = 0; set < PACED_SETS; set++) {
+      // Started in another order each set: a process's own luck (its memory's layout, its JIT's choices) moves its
+      // CPU per call by a few %, so each set's Genways are new ones.
+      const genways: Target[] = variants.map(() => undefined as unknown as Target);
+      for (let k = 0; k < variants.length; k++) {
+        const i = (k + set) % variants.length;
+        const server = await startServer(['serve'], variants[i].env);
+        servers.push(server);
+        genways[i] = await genwayTarget(variants[i].name, server);
+        pin(genways[i].pid!, 1);
       }
+      for (const route of HOT_ROUTES) await throughputs(genways, route, 2, 2); // JIT warm-up, unmeasured
+      const streamOf = (i: number, route: (typeof HOT_ROUTES)[number]): PacedStream => ({
+        url: `${genways[i].base}${route.path}`,
+        method: 'POST',
+        headers: routeHeaders(genways[i], route),
+        body: route.body,
+      });
+      // Round 0 is the open loop's own warm-up, unmeasured.
+      for (let round = 0; round <= PACED_ROUNDS; round++) {
+        for (const route of HOT_ROUTES) {
+          // The four in one schedule, starting at another Genway each round: none always follows the same one.
+          const order = genways.map((_, i) => (i + round + set) % genways.length);
+          const before = genways.map((t) => procCpuSeconds(t.pid!));
+          const results = await pacedTogether(
+            order.map((i) => streamOf(i, route)),
+            RATE,
+            PACED_SECONDS,
+          );
+          const perCall = genways.map((t, i) => {
+            const calls = RATE * PACED_SECONDS - results[order.indexOf(i)].errors;
+            return ((procCpuSeconds(t.pid!) - before[i]) * 1e6) / calls;
+          });
+          if (round === 0) continue;
+          perCall.forEach((v, i) => (atRate[route.path] ??= [[], [], [], []])[i].push(v));
+          const x = (atRateRatios[route.path] ??= { pg: [], ring: [], control: [] });
+          x.pg.push(perCall[1] / perCall[0]);
+          x.ring.push(perCall[2] / perCall[0]);
+          x.control.push(perCall[3] / perCall[0]);
+        }
+      }
+      await Promise.all(servers.splice(0).map((s) => s.stop()));
     }
     const counted = new Client({ connectionString: url });
     await counted.connect();
@@ -152,7 +164,7 @@ async function main(): Promise<void> {
     });
     process.stdout.write(
       [
-        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then ${PACED_ROUNDS} rounds of ${PACED_SECONDS} s open loop per route, the four Genways (the fourth a control: logs off again) at ${RATE} req/s each in one schedule (their requests take turns, from another Genway each round), each one's CPU per call read from /proc over the same seconds. ${written.toLocaleString('en')} rows written to PostgreSQL in the run.${dbNote} ${machine}`,
+        `Embedded, models unpriced. ${ROUNDS} rounds; per round and route, ${SECONDS} s closed loop at 32 connections per proxy in ${SLICES} slices taken in turns, the proxies pinned to CPU 1, the load generator, the vendor and ${own ? 'a PostgreSQL of the run' : 'PostgreSQL'} on CPU 0; then ${PACED_SETS} sets of four fresh Genways (the fourth a control: logs off again; started in another order each set, warmed up), each set ${PACED_ROUNDS} rounds of ${PACED_SECONDS} s open loop per route, the four at ${RATE} req/s each in one schedule (their requests take turns, from another Genway each round), each one's CPU per call read from /proc over the same seconds. ${written.toLocaleString('en')} rows written to PostgreSQL in the run.${dbNote} ${machine}`,
         '',
         `| route | logs to PostgreSQL / logs off (per round) | ring / off | off / bare | CPU µs/req bare / off / postgres / ring | CPU µs/call at ${RATE} req/s: off / postgres / ring / off again | CPU per call, PostgreSQL against off, median of rounds (per round) | ring against off | control: off again against off (per round) |`,
         '| - | - | - | - | - | - | - | - | - |',

@@ -6,15 +6,36 @@ const POOL_BYTES = ID_BYTES * 256;
 let pool = Buffer.alloc(0);
 let offset = 0;
 
-/** Random, unguessable identifier: `<prefix>_` + 128 bits in lowercase hex (e.g. `task_3f9c...`). */
-export function newId(prefix: string): string {
+/** The offset of 16 fresh random bytes in `pool`. */
+function take(): number {
   if (offset + ID_BYTES > pool.length) {
     pool = randomBytes(POOL_BYTES);
     offset = 0;
   }
-  const hex = pool.toString('hex', offset, offset + ID_BYTES);
+  const at = offset;
   offset += ID_BYTES;
-  return `${prefix}_${hex}`;
+  return at;
+}
+
+/** Random, unguessable identifier: `<prefix>_` + 128 bits in lowercase hex (e.g. `task_3f9c...`). */
+export function newId(prefix: string): string {
+  const at = take();
+  return `${prefix}_${pool.toString('hex', at, at + ID_BYTES)}`;
+}
+
+/**
+ * A UUID of version 7 (RFC 9562): the Unix time in ms, then 74 random bits. Ids made in one ms sit together, and later
+ * ones after them, so an index of them grows at its end (the request log's `request_id`), as one of times does; a
+ * version 4 id lands on a random page of it.
+ */
+export function uuidV7(now = Date.now()): string {
+  const at = take();
+  const b = pool;
+  b.writeUIntBE(now, at, 6);
+  b[at + 6] = (b[at + 6] & 0x0f) | 0x70; // the version
+  b[at + 8] = (b[at + 8] & 0x3f) | 0x80; // the variant
+  const hex = b.toString('hex', at, at + ID_BYTES);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /** Hex digits of an account id that place the account's data on one Redis Cluster hash slot. */

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { uuidV7 } from '../ids';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../observability/logger';
 import { loggableUrl } from '../observability/logger';
@@ -7,10 +7,13 @@ import type { Metrics } from '../observability/metrics';
 
 const CLIENT_REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** A sane incoming X-Request-Id (so a trace spans systems), otherwise a new one. */
+/**
+ * A sane incoming X-Request-Id (so a trace spans systems), otherwise a new one: a UUID of version 7, whose first
+ * digits are its time, so the request log's index of ids grows at its end as rows arrive (src/ids.ts).
+ */
 export function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return typeof incoming === 'string' && CLIENT_REQUEST_ID.test(incoming) ? incoming : uuidV7();
 }
 
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);

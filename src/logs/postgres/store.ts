@@ -277,6 +277,8 @@ export class PostgresLogStore implements LogStore {
     if (filter.status !== undefined) {
       const [low, high] = filter.status;
       w.add((n) => (low === high ? `status = ${n(low)}` : `status BETWEEN ${n(low)} AND ${n(high)}`));
+      // Said in the partial index's own words, so the planner takes that index (migration 002).
+      if (low > 200 || high < 200) w.add(() => 'status <> 200');
     }
     if (filter.upstream !== undefined) w.add((n) => `upstream = ${n(filter.upstream)}`);
     if (filter.surface !== undefined) w.add((n) => `surface = ${n(filter.surface)}`);
