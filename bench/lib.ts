@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import type { RequestLogRow } from '../src/logs/types';
 
 /** The repository: one level up from bench/ when run from source (a test), two from dist/bench/ when built. */
 export const ROOT = fs.existsSync(path.join(__dirname, '..', 'package.json'))
@@ -466,4 +467,41 @@ export function writeSection(title: string, body: string): void {
   const formatted = spawnSync(process.execPath, [prettier, '--write', file], { cwd: ROOT, encoding: 'utf8' });
   if (formatted.status !== 0)
     process.stderr.write(`prettier could not format ${file}: ${formatted.stderr}\n`);
+}
+
+/** A logger that says nothing, for the log stores and writers the benches build. */
+export const QUIET_LOGGER = { warn() {}, info() {}, error() {}, debug() {} } as never;
+
+/**
+ * A gateway call's request-log row as the log benches write it: a messages call to anthropic from the Anthropic SDK,
+ * answered 200, unpriced, with no task, batch or sizes; `values` give the row's own and whatever differs.
+ */
+export function gatewayRow(
+  values: Pick<RequestLogRow, 'time' | 'requestId' | 'accountId' | 'keyId' | 'model'> &
+    Partial<RequestLogRow>,
+): RequestLogRow {
+  return {
+    surface: 'gateway',
+    method: 'POST',
+    route: '/v1/messages',
+    upstream: 'anthropic',
+    upstreamModel: values.model,
+    status: 200,
+    errorType: null,
+    inputTokens: 12,
+    outputTokens: 34,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    reasoningTokens: null,
+    costMicros: 0,
+    latencyMs: 1.234,
+    ttfbMs: 0.9,
+    userAgent: 'Anthropic/JS 0.60.0',
+    clientIp: null,
+    taskId: null,
+    batchId: null,
+    requestBytes: null,
+    responseBytes: null,
+    ...values,
+  };
 }

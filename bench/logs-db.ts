@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { BUILT_SRC, machineNote, writeSection } from './lib';
+import { BUILT_SRC, gatewayRow, machineNote, QUIET_LOGGER, writeSection } from './lib';
 import { ownServer } from './pg-server';
 import { pin } from './proxies';
 import path from 'node:path';
@@ -48,34 +48,18 @@ const VARIANTS: Variant[] = [
 let n = 0;
 function rowOf(requestId: string): RequestLogRow {
   const i = n++;
-  return {
+  const failed = i % 100 === 0;
+  return gatewayRow({
     time: Date.now(),
     requestId,
     accountId: `acct_${String((i * 7919) % 1000).padStart(20, '0')}`,
     keyId: `key_${String((i * 104729) % 5000).padStart(24, '0')}`,
-    surface: 'gateway',
-    method: 'POST',
-    route: '/v1/messages',
     model: `claude-bench-${i % 10}`,
-    upstream: 'anthropic',
-    upstreamModel: `claude-bench-${i % 10}`,
-    status: i % 100 === 0 ? 500 : 200,
-    errorType: i % 100 === 0 ? 'upstream_500' : null,
+    status: failed ? 500 : 200,
+    errorType: failed ? 'upstream_500' : null,
     inputTokens: 12 + (i % 50),
-    outputTokens: 34,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: null,
-    costMicros: 0,
-    latencyMs: 1.234,
-    ttfbMs: 0.9,
-    userAgent: 'Anthropic/JS 0.60.0',
     clientIp: '10.0.0.7',
-    taskId: null,
-    batchId: null,
-    requestBytes: null,
-    responseBytes: null,
-  };
+  });
 }
 
 async function main(): Promise<void> {
@@ -83,7 +67,6 @@ async function main(): Promise<void> {
   pin(process.pid, 1);
   const server = ownServer(0);
   const admin = new Client({ connectionString: server.url });
-  const quiet = { warn() {}, info() {}, error() {}, debug() {} } as never;
   const stores: Store[] = [];
   try {
     await admin.connect();
@@ -92,7 +75,7 @@ async function main(): Promise<void> {
       await admin.query(`CREATE DATABASE ${name}`);
       const url = new URL(server.url);
       url.pathname = `/${name}`;
-      const store = new PostgresLogStore(url.toString(), quiet, {
+      const store = new PostgresLogStore(url.toString(), QUIET_LOGGER, {
         requestDays: 30,
         bodyDays: 3,
         auditDays: 400,

@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { BUILT_SRC, machineNote, median, ROOT, writeSection } from './lib';
+import { BUILT_SRC, gatewayRow, machineNote, median, QUIET_LOGGER, ROOT, writeSection } from './lib';
 import { benchDatabase } from './pg-server';
 import { pin } from './proxies';
 import type { LogWriter as Writer } from '../src/logs/writer';
@@ -50,34 +50,18 @@ function built(name: string, src: string): Built {
 /** A row as a call of bench:gateway makes it: µs durations, a UUID request id, the SDK's user agent. */
 function rowAt(i: number): RequestLogRow {
   const now = performance.now();
-  return {
+  return gatewayRow({
     time: Date.now(),
     requestId: randomUUID(),
     accountId: `acct_${i % 1000}`,
     keyId: `key_${i % 5000}`,
-    surface: 'gateway',
-    method: 'POST',
-    route: '/v1/messages',
     model: 'claude-bench',
-    upstream: 'anthropic',
-    upstreamModel: 'claude-bench',
-    status: 200,
-    errorType: null,
     inputTokens: 12 + (i % 50),
-    outputTokens: 34,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: null,
-    costMicros: 0,
     latencyMs: Math.round((performance.now() - now + 0.8 + (i % 1000) / 997) * 1000) / 1000,
     ttfbMs: Math.round((0.6 + (i % 700) / 701) * 1000) / 1000,
-    userAgent: 'Anthropic/JS 0.60.0',
-    clientIp: null,
-    taskId: null,
-    batchId: null,
     requestBytes: 108,
     responseBytes: 612,
-  };
+  });
 }
 
 /** A call's own garbage, about 6 KB that dies young (the last call's is kept, so none is optimised away). */
@@ -119,17 +103,16 @@ async function main(): Promise<void> {
     builds.push(built(`${path.basename(other)} (${commit(other)})`, path.join(other, 'build-bench', 'src')));
   const database = await benchDatabase('genway_bench_writer', { cpu: 0 });
   const url = database.url;
-  const quiet = { warn() {}, info() {}, error() {}, debug() {} } as never;
   const writers: Writer[] = [];
   const stores: Store[] = [];
   try {
     for (const b of builds) {
-      const store = new b.Store(url, quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
+      const store = new b.Store(url, QUIET_LOGGER, { requestDays: 30, bodyDays: 3, auditDays: 400 });
       await store.ping();
       await store.maintain(Date.now());
       stores.push(store);
       const options = { bufferRows: 100_000, batchRows: BATCH, flushMs: 500, oldestKept: () => 0 };
-      writers.push(new b.Writer(store, undefined, options, b.createMetrics(), quiet));
+      writers.push(new b.Writer(store, undefined, options, b.createMetrics(), QUIET_LOGGER));
     }
     let at = 0;
     // Warm-up, unmeasured: every path compiled.

@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
-import { BUILT_SRC, machineNote, median, writeSection } from './lib';
+import { BUILT_SRC, gatewayRow, machineNote, median, QUIET_LOGGER, writeSection } from './lib';
 import { benchDatabase } from './pg-server';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
 import type { RequestLogRow } from '../src/logs/types';
@@ -41,42 +41,30 @@ const percentile = (values: number[], p: number) => {
 function rowAt(i: number, time: number): RequestLogRow {
   const account = i % ACCOUNTS;
   const failed = i % 97 === 0;
-  return {
+  return gatewayRow({
     time,
     requestId: `req-${i}`,
     accountId: `acct_${String(account).padStart(6, '0')}`,
     keyId: `key_${account}_${i % 5}`,
-    surface: 'gateway',
-    method: 'POST',
-    route: '/v1/messages',
     model: MODELS[i % MODELS.length],
-    upstream: 'anthropic',
-    upstreamModel: MODELS[i % MODELS.length],
     status: failed ? 529 : 200,
     errorType: failed ? 'upstream_529' : null,
     inputTokens: 1000 + (i % 500),
     outputTokens: 100 + (i % 50),
     cachedTokens: i % 7,
-    cacheWriteTokens: 0,
     reasoningTokens: i % 3,
     costMicros: 1234 + (i % 1000),
     latencyMs: 200 + (i % 800),
     ttfbMs: 50 + (i % 100),
-    userAgent: 'Anthropic/JS 0.60.0',
     clientIp: '10.0.0.1',
-    taskId: null,
-    batchId: null,
-    requestBytes: null,
-    responseBytes: null,
-  };
+  });
 }
 
 async function main(): Promise<void> {
   const machine = machineNote();
   const database = await benchDatabase('genway_bench_logs');
   const url = database.url;
-  const quiet = { warn() {}, info() {}, error() {}, debug() {} } as never;
-  const store = new PostgresLogStore(url, quiet, { requestDays: 30, bodyDays: 3, auditDays: 400 });
+  const store = new PostgresLogStore(url, QUIET_LOGGER, { requestDays: 30, bodyDays: 3, auditDays: 400 });
   const db = new Client({ connectionString: url });
   try {
     await store.ping();

@@ -61,67 +61,38 @@ const CLOSE = 0x5d;
 const JSONB_VERSION = 1;
 
 /**
- * A run of adjacent columns whose strings repeat from row to row, with their last strings and those strings' bytes
- * (a copy: the batch's bytes are reused). Compared and kept by arity, without an array per row.
+ * A run of adjacent columns whose strings repeat from row to row (up to six), with their last strings and those
+ * strings' bytes (a copy: the batch's bytes are reused). The columns past the run's size stay null.
  */
 class Run {
-  texts: (string | null)[];
-  bytes: Uint8Array = new Uint8Array(0);
-  /** Nothing kept yet (the texts' first nulls are no row's). */
-  private empty = true;
+  private readonly texts: (string | null)[] = [null, null, null, null, null, null];
+  bytes: Uint8Array | undefined;
 
-  constructor(size: number) {
-    this.texts = new Array<string | null>(size).fill(null);
-  }
+  constructor(readonly size: number) {}
 
-  holds1(a: string | null): boolean {
-    return !this.empty && a === this.texts[0];
-  }
-
-  holds2(a: string | null, b: string | null): boolean {
-    return !this.empty && a === this.texts[0] && b === this.texts[1];
-  }
-
-  holds6(a: string, b: string, c: string, d: string | null, e: string | null, f: string | null): boolean {
-    const t = this.texts;
-    return !this.empty && a === t[0] && b === t[1] && c === t[2] && d === t[3] && e === t[4] && f === t[5];
-  }
-
-  keep1(a: string | null, from: Buffer, start: number, end: number): void {
-    this.texts[0] = a;
-    this.keep(from, start, end);
-  }
-
-  keep2(a: string | null, b: string | null, from: Buffer, start: number, end: number): void {
-    this.texts[0] = a;
-    this.texts[1] = b;
-    this.keep(from, start, end);
-  }
-
-  keep6(
-    a: string,
-    b: string,
-    c: string,
+  holds(
+    a: string | null,
+    b: string | null,
+    c: string | null,
     d: string | null,
     e: string | null,
     f: string | null,
-    from: Buffer,
-    start: number,
-    end: number,
-  ): void {
+  ): boolean {
     const t = this.texts;
-    t[0] = a;
-    t[1] = b;
-    t[2] = c;
-    t[3] = d;
-    t[4] = e;
-    t[5] = f;
-    this.keep(from, start, end);
+    return (
+      this.bytes !== undefined &&
+      a === t[0] &&
+      b === t[1] &&
+      c === t[2] &&
+      d === t[3] &&
+      e === t[4] &&
+      f === t[5]
+    );
   }
 
-  private keep(from: Buffer, start: number, end: number): void {
-    this.bytes = new Uint8Array(from.subarray(start, end));
-    this.empty = false;
+  keep(texts: (string | null)[], bytes: Uint8Array): void {
+    texts.forEach((text, i) => (this.texts[i] = text));
+    this.bytes = new Uint8Array(bytes);
   }
 }
 
@@ -219,45 +190,10 @@ export class RowLines {
     b[this.used++] = OPEN;
     this.num(r.time);
     this.str(r.requestId);
-    const caller = this.caller;
-    if (caller.holds2(r.accountId, r.keyId)) this.copy(caller.bytes);
-    else {
-      const start = this.used;
-      this.str(r.accountId);
-      this.str(r.keyId);
-      caller.keep2(r.accountId, r.keyId, this.bytes, start, this.used);
-    }
-    const call = this.call;
-    if (call.holds6(r.surface, r.method, r.route, r.model, r.upstream, r.upstreamModel))
-      this.copy(call.bytes);
-    else {
-      const start = this.used;
-      this.str(r.surface);
-      this.str(r.method);
-      this.str(r.route);
-      this.str(r.model);
-      this.str(r.upstream);
-      this.str(r.upstreamModel);
-      call.keep6(
-        r.surface,
-        r.method,
-        r.route,
-        r.model,
-        r.upstream,
-        r.upstreamModel,
-        this.bytes,
-        start,
-        this.used,
-      );
-    }
+    this.run(this.caller, r.accountId, r.keyId);
+    this.run(this.call, r.surface, r.method, r.route, r.model, r.upstream, r.upstreamModel);
     this.num(r.status);
-    if (r.errorType === null) this.null();
-    else if (this.error.holds1(r.errorType)) this.copy(this.error.bytes);
-    else {
-      const start = this.used;
-      this.str(r.errorType);
-      this.error.keep1(r.errorType, this.bytes, start, this.used);
-    }
+    this.run(this.error, r.errorType);
     this.num(r.inputTokens);
     this.num(r.outputTokens);
     this.num(r.cachedTokens);
@@ -266,14 +202,7 @@ export class RowLines {
     this.num(r.costMicros);
     this.ms(r.latencyMs);
     this.ms(r.ttfbMs);
-    const client = this.client;
-    if (client.holds2(r.userAgent, r.clientIp)) this.copy(client.bytes);
-    else {
-      const start = this.used;
-      this.str(r.userAgent);
-      this.str(r.clientIp);
-      client.keep2(r.userAgent, r.clientIp, this.bytes, start, this.used);
-    }
+    this.run(this.client, r.userAgent, r.clientIp);
     this.str(r.taskId);
     this.str(r.batchId);
     this.num(r.requestBytes);
@@ -284,10 +213,28 @@ export class RowLines {
     return this;
   }
 
-  /** A run's kept bytes, again. */
-  private copy(bytes: Uint8Array): void {
-    this.bytes.set(bytes, this.used);
-    this.used += bytes.length;
+  /**
+   * A run of columns: its kept bytes again while its strings are the same; else its strings written, and kept (the
+   * array only then: a run changes seldom).
+   */
+  private run(
+    run: Run,
+    a: string | null,
+    b: string | null = null,
+    c: string | null = null,
+    d: string | null = null,
+    e: string | null = null,
+    f: string | null = null,
+  ): void {
+    if (run.holds(a, b, c, d, e, f)) {
+      this.bytes.set(run.bytes!, this.used);
+      this.used += run.bytes!.length;
+      return;
+    }
+    const start = this.used;
+    const texts = [a, b, c, d, e, f].slice(0, run.size);
+    for (const text of texts) this.str(text);
+    run.keep(texts, this.bytes.subarray(start, this.used));
   }
 
   /** ASCII text (a number as JSON prints it, or null), then a comma. */
