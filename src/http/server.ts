@@ -108,6 +108,9 @@ export async function listen(app: App, options: ServerOptions, logger: Logger): 
   const inFlight = new Map<Socket, number>();
   const upgraded = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
+    // Read once, so Node keeps it: a request-log row is made after its call (src/logs/writer.ts), and a socket closed
+    // by then answers its address only if it was read while open.
+    void socket.remoteAddress;
     sockets.add(socket);
     socket.once('close', () => {
       sockets.delete(socket);

@@ -175,7 +175,8 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       expect(got).toHaveLength(1);
       return got;
     });
-    // 25 in and 5 cache reads at 1,000, 7 out at 2,000 micro-USD per token.
+    // 25 in and 5 cache reads at 1,000, 7 out at 2,000 micro-USD per token. The client's address too, though its
+    // connection closed before the row was made.
     expect(row).toMatchObject({
       status: 200,
       errorType: 'response_cut',
@@ -183,6 +184,7 @@ describe.each(modes)('request logs and audit (%s)', (_mode, redis, postgres) => 
       cachedTokens: 5,
       outputTokens: 7,
       costUsd: 0.044,
+      clientIp: '127.0.0.1',
     });
   });
 

@@ -115,6 +115,43 @@ describe('the log writer', () => {
     }
   });
 
+  test('calls that ended wait 64 at most, their rows made together in order; a flush takes them whatever their number', async () => {
+    // The ring as embedded mode has it: a row made is taken at once, so what the ring holds is what was made.
+    const store = new MemoryLogStore({
+      requestRows: 1000,
+      auditRows: 10,
+      retentionDays: 1,
+      auditRetentionDays: 1,
+      bodyRetentionDays: 1,
+    });
+    const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
+    const made: number[] = [];
+    const call = (i: number) => ({
+      row: () => {
+        made.push(i);
+        return row(i);
+      },
+    });
+    const held = async () => (await store.requests({}, 200)).rows.map((r) => r.requestId).reverse();
+    try {
+      for (let i = 0; i < 63; i++) writer.pushCall(call(i));
+      expect(made).toEqual([]);
+      expect(writer.depth.requests).toBe(63);
+      expect(await held()).toEqual([]);
+      writer.pushCall(call(63));
+      expect(made).toEqual(Array.from({ length: 64 }, (_, i) => i));
+      expect(await held()).toEqual(Array.from({ length: 64 }, (_, i) => `r${i}`));
+      for (let i = 64; i < 69; i++) writer.pushCall(call(i));
+      expect(made).toHaveLength(64);
+      await writer.flush();
+      expect(made).toEqual(Array.from({ length: 69 }, (_, i) => i));
+      expect(await held()).toEqual(Array.from({ length: 69 }, (_, i) => `r${i}`));
+      expect(writer.depth.requests).toBe(0);
+    } finally {
+      await writer.close();
+    }
+  });
+
   test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
