@@ -1,15 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
-
-/** What of a request says who sent it: an IncomingMessage, or what a row kept of one (./request-log.ts). */
-export interface ClientOf {
-  readonly headers: IncomingHttpHeaders;
-  readonly socket: { readonly remoteAddress?: string } | null;
-}
+import type { IncomingMessage } from 'node:http';
 
 const MAX_AGENT = 256;
 
 /** The client's User-Agent, bounded. */
-export function userAgentOf(req: ClientOf): string | null {
+export function userAgentOf(req: IncomingMessage): string | null {
   const agent = req.headers['user-agent'];
   return typeof agent === 'string' && agent ? agent.slice(0, MAX_AGENT) : null;
 }
@@ -19,7 +13,7 @@ export function userAgentOf(req: ClientOf): string | null {
  * says with `trust proxy` on: the proxy in front is believed about who called it); otherwise the peer's address,
  * whatever a client wrote in that header.
  */
-export function clientIpOf(req: ClientOf, trustProxy: boolean): string | null {
+export function clientIpOf(req: IncomingMessage, trustProxy: boolean): string | null {
   if (trustProxy) {
     const forwarded = req.headers['x-forwarded-for'];
     const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERROR_STATUS } from '../errors';
 import type { BodyCapture, BodyModes } from './bodies';
-import { clientIpOf, userAgentOf, type ClientOf } from './client';
+import { clientIpOf, userAgentOf } from './client';
 import type { LogWriter } from './writer';
 import type { RequestLogRow, Surface } from './types';
 
@@ -46,11 +46,10 @@ function errorTypeOf(
 const round = (ms: number) => Math.round(ms * 1000) / 1000;
 
 /**
- * One gateway call's row, built as the call goes and handed to the writer once both its response closed and the
- * proxy's exchange is over (a stream the client left may be read on for its usage after the response closed). A call
- * Genway refused before any upstream request is handed over when its response closes. The writer makes the row itself
- * later, with the rows of other calls (LogWriter.pushCall): by then the call keeps only what its row needs, not the
- * request.
+ * One gateway call's row, built as the call goes and made once both its response closed and the proxy's exchange is
+ * over (a stream the client left may be read on for its usage after the response closed). A call Genway refused
+ * before any upstream request is made when its response closes. The writer takes it later, with the rows of other
+ * calls (LogWriter.pushCallRow).
  */
 export class GatewayCallLog {
   private caller: Caller | null = null;
@@ -73,22 +72,15 @@ export class GatewayCallLog {
   private capture: BodyCapture | undefined;
   private written = false;
   private readonly time = Date.now();
-  /** The request's method, and what says who sent it: kept when the call ends, so its row does not hold the request. */
-  private method = 'GET';
-  private client: ClientOf | undefined;
-  /** The request, until the call ends. */
-  private req: IncomingMessage | undefined;
 
   constructor(
     private readonly log: RequestLog,
-    req: IncomingMessage,
+    private readonly req: IncomingMessage,
     private readonly requestId: string,
     private readonly start: number,
     private readonly route: string,
     private upstream: string,
-  ) {
-    this.req = req;
-  }
+  ) {}
 
   /** The upstream's model, when a route sent the call to a target (else the model the client named). */
   private upstreamModel: string | null | undefined;
@@ -109,7 +101,7 @@ export class GatewayCallLog {
     this.caller = caller;
     this.model = model ?? null;
     const mode = this.log.bodyMode(caller);
-    if (mode !== 'off' && this.req) this.capture = this.log.captureBodies(mode, this.req, body, res);
+    if (mode !== 'off') this.capture = this.log.captureBodies(mode, this.req, body, res);
   }
 
   /** What the call's answer used and cost (the gateway's metering computed it). */
@@ -162,28 +154,15 @@ export class GatewayCallLog {
       return;
     }
     this.written = true;
-    const req = this.req!;
-    this.req = undefined;
-    this.method = req.method ?? 'GET';
-    this.client = { headers: req.headers, socket: req.socket };
-    if (this.capture) this.log.write(this.row(), this.capture);
-    else this.log.queue(this);
-  }
-
-  /**
-   * The call's row, made when the writer takes it: a call that ended without kept bodies waits in the writer's queue
-   * (LogWriter.pushCall) with its own state, and its row is made there with the others of its batch.
-   */
-  row(): RequestLogRow {
     const metered = this.input >= 0;
     const headers = this.timing?.headers;
-    return {
+    const row: RequestLogRow = {
       time: this.time,
       requestId: this.requestId,
       accountId: this.caller?.accountId ?? null,
       keyId: this.caller?.keyId ?? null,
       surface: 'gateway',
-      method: this.method,
+      method: this.req.method ?? 'GET',
       route: this.route,
       model: this.model,
       upstream: this.upstream,
@@ -198,13 +177,15 @@ export class GatewayCallLog {
       costMicros: this.costMicros,
       latencyMs: round(this.end - this.start),
       ttfbMs: headers === undefined ? null : round(headers - this.start),
-      userAgent: userAgentOf(this.client!),
-      clientIp: clientIpOf(this.client!, this.log.trustProxy),
+      userAgent: userAgentOf(this.req),
+      clientIp: clientIpOf(this.req, this.log.trustProxy),
       taskId: null,
       batchId: null,
       requestBytes: null,
       responseBytes: null,
     };
+    if (this.capture) this.log.write(row, this.capture);
+    else this.log.queue(row);
   }
 }
 
@@ -281,9 +262,9 @@ export class RequestLog {
     return this.bodies.capture(mode, req, body, res);
   }
 
-  /** A finished call without kept bodies: its row is made when the writer takes it. */
-  queue(call: GatewayCallLog): void {
-    this.writer.pushCall(call);
+  /** A finished call's row without kept bodies: the writer takes it with others (LogWriter.pushCallRow). */
+  queue(row: RequestLogRow): void {
+    this.writer.pushCallRow(row);
   }
 
   /** Hands a finished row to the writer, with its kept bodies (built off the response path, after it closed). */

@@ -23,18 +23,13 @@ function refusedForGood(err: unknown): boolean {
 }
 
 /**
- * Calls that ended wait this many at most before their rows are made and taken, all in one go. A row made as its
- * call ends runs its code and touches its batch's memory once per call, with the caches the call's own work (and, on
- * a busy host, other processes) left: measured at several times its cost in a loop (docs/performance.md). Made 64 at a
- * time, they run warm. A flush (the timer, a query's read-your-writes, the close) takes them first, whatever their
- * number.
+ * Gateway calls' rows wait this many at most before they are taken (encoded into a batch, or into the ring), all in
+ * one go. Taken as each call ended, the encoder's code and its batch's memory ran once per call, with the caches the
+ * call's own work (and, on a busy host, other processes) left: several times its cost in a loop (docs/performance.md).
+ * Taken 64 at a time, they run warm. A flush (the timer, a query's read-your-writes, the close) takes them first,
+ * whatever their number.
  */
 const CALLS_AT_ONCE = 64;
-
-/** A call that ended, whose row is made when the writer takes it (GatewayCallLog). */
-export interface EndedCall {
-  row(): RequestLogRow;
-}
 
 /** How long after a failed write the database is tried again (doubling up to the cap). */
 const RETRY_MS = 250;
@@ -63,8 +58,8 @@ export class LogWriter {
   private queued = 0;
   private dequeued = 0;
   private audit: AuditRow[] = [];
-  /** Calls that ended, their rows not made yet (at most CALLS_AT_ONCE). */
-  private calls: EndedCall[] = [];
+  /** Gateway calls' rows not taken yet (fewer than CALLS_AT_ONCE). */
+  private calls: RequestLogRow[] = [];
   private chain: Promise<void> = Promise.resolve();
   /** The drain queued behind the running one, not started yet. */
   private next: Promise<void> | undefined;
@@ -116,16 +111,16 @@ export class LogWriter {
     if (open.count >= this.options.batchRows) this.flushSoon();
   }
 
-  /** Queues a call that ended: its row is made with up to CALLS_AT_ONCE - 1 others, or at the next flush. */
-  pushCall(call: EndedCall): void {
-    if (this.calls.push(call) === CALLS_AT_ONCE) this.takeCalls();
+  /** A gateway call's row: taken with up to CALLS_AT_ONCE - 1 others, or at the next flush. */
+  pushCallRow(row: RequestLogRow): void {
+    if (this.calls.push(row) === CALLS_AT_ONCE) this.takeCalls();
   }
 
-  /** Makes the waiting calls' rows and queues them (or hands them to a store in this process). */
+  /** Takes the waiting calls' rows: queued (or handed to a store in this process), in the order they came. */
   private takeCalls(): void {
-    const calls = this.calls;
+    const rows = this.calls;
     this.calls = [];
-    for (const call of calls) this.pushRequest(call.row());
+    for (const row of rows) this.pushRequest(row);
   }
 
   pushAudit(row: AuditRow): void {

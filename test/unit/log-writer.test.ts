@@ -115,8 +115,8 @@ describe('the log writer', () => {
     }
   });
 
-  test('calls that ended wait 64 at most, their rows made together in order; a flush takes them whatever their number', async () => {
-    // The ring as embedded mode has it: a row made is taken at once, so what the ring holds is what was made.
+  test("gateway calls' rows wait 64 at most, then go together in order; a flush takes them whatever their number", async () => {
+    // The ring as embedded mode has it: a row taken goes in at once, so what the ring holds is what was taken.
     const store = new MemoryLogStore({
       requestRows: 1000,
       auditRows: 10,
@@ -125,27 +125,18 @@ describe('the log writer', () => {
       bodyRetentionDays: 1,
     });
     const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
-    const made: number[] = [];
-    const call = (i: number) => ({
-      row: () => {
-        made.push(i);
-        return row(i);
-      },
-    });
     const held = async () => (await store.requests({}, 200)).rows.map((r) => r.requestId).reverse();
+    const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `r${from + i}`);
     try {
-      for (let i = 0; i < 63; i++) writer.pushCall(call(i));
-      expect(made).toEqual([]);
+      for (let i = 0; i < 63; i++) writer.pushCallRow(row(i));
       expect(writer.depth.requests).toBe(63);
       expect(await held()).toEqual([]);
-      writer.pushCall(call(63));
-      expect(made).toEqual(Array.from({ length: 64 }, (_, i) => i));
-      expect(await held()).toEqual(Array.from({ length: 64 }, (_, i) => `r${i}`));
-      for (let i = 64; i < 69; i++) writer.pushCall(call(i));
-      expect(made).toHaveLength(64);
+      writer.pushCallRow(row(63));
+      expect(await held()).toEqual(ids(0, 64));
+      for (let i = 64; i < 69; i++) writer.pushCallRow(row(i));
+      expect(await held()).toEqual(ids(0, 64));
       await writer.flush();
-      expect(made).toEqual(Array.from({ length: 69 }, (_, i) => i));
-      expect(await held()).toEqual(Array.from({ length: 69 }, (_, i) => `r${i}`));
+      expect(await held()).toEqual(ids(0, 69));
       expect(writer.depth.requests).toBe(0);
     } finally {
       await writer.close();
