@@ -112,6 +112,7 @@ export class LogWriter {
 
   /** A gateway call's row: taken with up to CALLS_AT_ONCE - 1 others, or at the next flush. */
   pushCallRow(row: RequestLogRow): void {
+    if (this.closed) return this.pushRequest(row); // counted as dropped, as any row after the close
     if (this.calls.push(row) === CALLS_AT_ONCE) this.takeCalls();
   }
 

@@ -124,7 +124,8 @@ describe('the log writer', () => {
       auditRetentionDays: 1,
       bodyRetentionDays: 1,
     });
-    const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
+    const metrics = createMetrics();
+    const writer = new LogWriter(store, undefined, options, metrics, quiet);
     const held = async () => (await store.requests({}, 200)).rows.map((r) => r.requestId).reverse();
     const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `r${from + i}`);
     try {
@@ -138,6 +139,13 @@ describe('the log writer', () => {
       await writer.flush();
       expect(await held()).toEqual(ids(0, 69));
       expect(writer.depth.requests).toBe(0);
+      // After the close, a row is dropped and counted at once, not left waiting.
+      await writer.close();
+      writer.pushCallRow(row(69));
+      expect(writer.depth.requests).toBe(0);
+      expect(
+        await value(metrics, 'genway_logs_rows_dropped_total', { table: 'requests', reason: 'overload' }),
+      ).toBe(1);
     } finally {
       await writer.close();
     }
