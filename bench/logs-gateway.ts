@@ -163,14 +163,17 @@ async function main(): Promise<void> {
     }
     const written = await rowsNow();
     await counted.end();
-    const f = (v: number[]) => `${median(v).toFixed(3)}x`;
+    // BENCH_ROUNDS=0: no closed loop, its columns say so instead of NaN.
+    const f = (v: number[]) => (v.length ? `${median(v).toFixed(3)}x` : '–');
     const table = HOT_ROUTES.map((route) => {
       const x = ratios[route.path] ?? { pgVsOff: [], ringVsOff: [], offVsBare: [] };
-      const [b, o, p, r] = (cpu[route.path] ?? [[], [], [], []]).map((list) => median(list).toFixed(0));
+      const [b, o, p, r] = (cpu[route.path] ?? [[], [], [], []]).map((list) =>
+        list.length ? median(list).toFixed(0) : '–',
+      );
       const [off, pg, ringAt, again] = atRate[route.path].map(median);
       const y = atRateRatios[route.path];
       const pct = (v: number) => `${v >= 1 ? '+' : ''}${((v - 1) * 100).toFixed(1)}%`;
-      return `| ${route.path} | ${f(x.pgVsOff)} (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')}) | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(y.pg))} (${y.pg.map(pct).join(' / ')}) | ${pct(median(y.ring))} | ${pct(median(y.control))} (${y.control.map(pct).join(' / ')}) |`;
+      return `| ${route.path} | ${f(x.pgVsOff)}${x.pgVsOff.length ? ` (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')})` : ''} | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(y.pg))} (${y.pg.map(pct).join(' / ')}) | ${pct(median(y.ring))} | ${pct(median(y.control))} (${y.control.map(pct).join(' / ')}) |`;
     });
     process.stdout.write(
       [
