@@ -24,9 +24,9 @@ function refusedForGood(err: unknown): boolean {
 
 /**
  * Gateway calls' rows wait this many at most before they are taken (encoded into a batch, or into the ring), all in
- * one go: the encoder runs over a batch, not once per call between the rest of a call's work. Taken so, logs to
- * PostgreSQL cost a call about a third less CPU in bench:logs:gateway's open loop (docs/performance.md). A flush (the
- * timer, a query's read-your-writes, the close) takes them first, whatever their number.
+ * one go: the encoder runs over a batch, not once per call between the rest of a call's work. Taken so, what logs to
+ * PostgreSQL add to a call's CPU fell by about a third in bench:logs:gateway's open loop (docs/performance.md). A
+ * flush (the timer, a query's read-your-writes, the close) takes them first, whatever their number.
  */
 const CALLS_AT_ONCE = 64;
 
