@@ -7,6 +7,7 @@ import { MemoryLogStore } from '../../src/logs/memory';
 import type { RequestLogRow } from '../../src/logs/types';
 import { createMetrics } from '../../src/observability/metrics';
 import { createLogger } from '../../src/observability/logger';
+import { settled } from '../helpers/eventually';
 
 const quiet = createLogger({ log: { level: 'silent' } });
 
@@ -167,13 +168,19 @@ describe('the log writer', () => {
       expect(await value(metrics, 'genway_logs_rows_spilled_total', { table: 'requests' })).toBe(35);
       expect(fs.readdirSync(dir)).toHaveLength(1);
       down = false;
-      await new Promise((r) => setTimeout(r, 300)); // past the retry delay
-      // No new row comes (traffic stopped during the outage): the writer's next round finds the store back.
-      await writer.flush();
-      const page = await store.requests({}, 100);
-      expect(page.rows.map((r) => r.requestId).sort()).toEqual(
-        Array.from({ length: 35 }, (_, i) => `r${i}`).sort(),
+      // No new row comes (traffic stopped during the outage): a round of the writer past its retry delay finds the
+      // store back. The delay is 250 ms after the first failure, longer when spilling took that long and the store
+      // was tried (and failed) again: so rounds until then, not one after a fixed sleep.
+      const expected = Array.from({ length: 35 }, (_, i) => `r${i}`).sort();
+      const replayed = await settled(
+        async () => {
+          await writer.flush();
+          return (await store.requests({}, 100)).rows.map((r) => r.requestId).sort();
+        },
+        expected,
+        10_000,
       );
+      expect(replayed).toEqual(expected);
       expect(await value(metrics, 'genway_logs_rows_replayed_total', { table: 'requests' })).toBe(35);
       expect(fs.readdirSync(dir)).toEqual([]);
     } finally {
