@@ -37,12 +37,9 @@ const VENDOR_KEY = 'sk-bench-vendor';
 /**
  * The same request rate for every target (open loop): Genway's CPU per call then compares builds at one load. In the
  * closed loop, PostgreSQL's own work on CPU 0 slows the load generator that shares it, and a proxy answering fewer
- * calls per wake-up pays more per call: that part is the database's, not the row's.
- */
-/**
- * 1,200 req/s each: the four Genways of a set share CPU 1, about 0.9 of it at this rate (190 µs of CPU a call). At
- * 2,000 each they needed about 1.1 CPU-seconds a second (136 µs a call), more than the CPU has: requests queued, and
- * the measure was of an overload.
+ * calls per wake-up pays more per call: that part is the database's, not the row's. 1,200 req/s each: the four
+ * Genways of a set share CPU 1, about 0.9 of it at this rate (190 µs of CPU a call). At 2,000 each they needed about
+ * 1.1 CPU-seconds a second (136 µs a call), more than the CPU has: requests queued, and the measure was of an overload.
  */
 const RATE = Number(process.env.BENCH_LOGS_RATE ?? 1200);
 const PACED_SECONDS = Number(process.env.BENCH_PACED_SECONDS ?? 4);
@@ -116,8 +113,8 @@ async function main(): Promise<void> {
       // The control: logs off again, whose ratio to the first is the measure's own spread.
       { name: 'off again', env: { ...env, GENWAY_LOGS_ENABLED: 'false' } },
     ];
+    /** Per route, per variant: its CPU per call in each measured round (the same rounds, in order, for all four). */
     const atRate: Record<string, number[][]> = {};
-    const atRateRatios: Record<string, { pg: number[]; ring: number[]; control: number[] }> = {};
     for (let set = 0; set < PACED_SETS; set++) {
       // Started in another order each set: a process's own luck (its memory's layout, its JIT's choices) moves its
       // CPU per call by a few %, so each set's Genways are new ones.
@@ -153,10 +150,6 @@ async function main(): Promise<void> {
           });
           if (round === 0) continue;
           perCall.forEach((v, i) => (atRate[route.path] ??= [[], [], [], []])[i].push(v));
-          const x = (atRateRatios[route.path] ??= { pg: [], ring: [], control: [] });
-          x.pg.push(perCall[1] / perCall[0]);
-          x.ring.push(perCall[2] / perCall[0]);
-          x.control.push(perCall[3] / perCall[0]);
         }
       }
       await Promise.all(servers.splice(0).map((s) => s.stop()));
@@ -171,7 +164,10 @@ async function main(): Promise<void> {
         list.length ? median(list).toFixed(0) : '–',
       );
       const [off, pg, ringAt, again] = atRate[route.path].map(median);
-      const y = atRateRatios[route.path];
+      // Each variant against logs off, round by round (the four ran over the same seconds).
+      const [offs, ...others] = atRate[route.path];
+      const [yPg, yRing, yControl] = others.map((rounds) => rounds.map((v, k) => v / offs[k]));
+      const y = { pg: yPg, ring: yRing, control: yControl };
       const pct = (v: number) => `${v >= 1 ? '+' : ''}${((v - 1) * 100).toFixed(1)}%`;
       return `| ${route.path} | ${f(x.pgVsOff)}${x.pgVsOff.length ? ` (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')})` : ''} | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(y.pg))} (${y.pg.map(pct).join(' / ')}) | ${pct(median(y.ring))} | ${pct(median(y.control))} (${y.control.map(pct).join(' / ')}) |`;
     });

@@ -184,8 +184,7 @@ export class GatewayCallLog {
       requestBytes: null,
       responseBytes: null,
     };
-    if (this.capture) this.log.write(row, this.capture);
-    else this.log.queue(row);
+    this.log.write(row, this.capture);
   }
 }
 
@@ -262,14 +261,12 @@ export class RequestLog {
     return this.bodies.capture(mode, req, body, res);
   }
 
-  /** A finished call's row without kept bodies: the writer takes it with others (LogWriter.pushCallRow). */
-  queue(row: RequestLogRow): void {
-    this.writer.pushCallRow(row);
-  }
-
-  /** Hands a finished row to the writer, with its kept bodies (built off the response path, after it closed). */
+  /**
+   * Hands a finished call's row to the writer: without kept bodies it waits to be taken with others
+   * (LogWriter.pushCallRow); with them, it goes at once with its bodies (built off the response path, after it closed).
+   */
   write(row: RequestLogRow, capture?: BodyCapture): void {
-    if (!capture) return this.writer.pushRequest(row);
+    if (!capture) return this.writer.pushCallRow(row);
     const kept = capture.finish(row);
     this.writer.pushRequest(row, kept);
   }

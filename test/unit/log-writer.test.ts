@@ -52,15 +52,19 @@ const value = async (
   return found?.value ?? 0;
 };
 
-/** The in-process ring as a database would be: rows come to it in batches, through the writer's queue. */
-function batchingStore(): MemoryLogStore {
-  const store = new MemoryLogStore({
+/** The in-process ring as embedded mode has it: a row the writer takes goes in at once. */
+const ringStore = () =>
+  new MemoryLogStore({
     requestRows: 1000,
     auditRows: 10,
     retentionDays: 1,
     auditRetentionDays: 1,
     bodyRetentionDays: 1,
   });
+
+/** The in-process ring as a database would be: rows come to it in batches, through the writer's queue. */
+function batchingStore(): MemoryLogStore {
+  const store = ringStore();
   (store as { take?: unknown }).take = undefined;
   return store;
 }
@@ -117,14 +121,8 @@ describe('the log writer', () => {
   });
 
   test("gateway calls' rows wait 64 at most, then go together in order; a flush takes them whatever their number", async () => {
-    // The ring as embedded mode has it: a row taken goes in at once, so what the ring holds is what was taken.
-    const store = new MemoryLogStore({
-      requestRows: 1000,
-      auditRows: 10,
-      retentionDays: 1,
-      auditRetentionDays: 1,
-      bodyRetentionDays: 1,
-    });
+    // What the ring holds is what the writer took.
+    const store = ringStore();
     const metrics = createMetrics();
     const writer = new LogWriter(store, undefined, options, metrics, quiet);
     const held = async () => (await store.requests({}, 200)).rows.map((r) => r.requestId).reverse();
