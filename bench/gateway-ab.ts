@@ -27,6 +27,11 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 5);
 const VENDOR_KEY = 'sk-bench-vendor';
 const ON_REDIS = process.env.BENCH_AB_REDIS === '1';
 const PRICED = process.env.BENCH_PRICED === '1';
+/**
+ * BENCH_AB_THIS_FLAGS: Node / V8 flags for this checkout's Genway instead of the deployed ones (`''`: none), an A/B of
+ * a runtime setting when the other checkout is this one.
+ */
+const THIS_FLAGS = process.env.BENCH_AB_THIS_FLAGS?.split(' ').filter(Boolean);
 
 async function main(): Promise<void> {
   const other = process.argv[2];
@@ -51,7 +56,7 @@ async function main(): Promise<void> {
   });
   const servers: Server[] = [];
   try {
-    servers.push(await startServer(['serve'], envOf(prefixes[0])));
+    servers.push(await startServer(['serve'], envOf(prefixes[0]), undefined, THIS_FLAGS));
     servers.push(
       await startServer(['serve'], envOf(prefixes[1]), path.join(path.resolve(other), 'dist', 'main.js')),
     );

@@ -7,6 +7,7 @@
  *   embedded  Genway, memory store
  *   redis     Genway on Redis
  * With BENCH_TARGETS naming it, also `undici`: bench/bare-undici.ts, the bare pipe with undici out as Genway forwards.
+ * With BENCH_OTHER=<checkout, built>, also `other`: that build's Genway embedded, an A/B of a change in the same run.
  * Every round starts the proxies as fresh processes. Measured per target and per hot route (`POST /v1/messages`,
  * `POST /v1/chat/completions`), rounds interleaved, medians reported: requests/s at 32 connections and the proxy
  * process's CPU per request; p50/p99 at fixed 100 and 500 req/s (open loop, µs resolution), and Genway's own time per
@@ -39,6 +40,7 @@ import {
   startServer,
   writeSection,
   type CpuSnapshot,
+  type Server,
   type ServerPair,
 } from './lib';
 import { closedLoop, pin, pinned, routeHeaders, startScript, throughputs, type Target } from './proxies';
@@ -69,6 +71,12 @@ const PACED = process.env.BENCH_PACED === 'turns' ? 'turns' : 'together';
  */
 const ONLY_TARGETS = process.env.BENCH_TARGETS?.split(',');
 const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
+/**
+ * BENCH_OTHER: another checkout (a worktree of the commit before a change, built): its Genway embedded, as `other`,
+ * started with BENCH_OTHER_NODE_FLAGS if set (`''`: none), else as this one is.
+ */
+const OTHER = process.env.BENCH_OTHER;
+const OTHER_FLAGS = process.env.BENCH_OTHER_NODE_FLAGS?.split(' ').filter(Boolean);
 const SSE_SAMPLES = 10;
 const VENDOR_KEY = 'sk-bench-vendor';
 /** BENCH_PARTS=translation: only the translated calls' part; unset: every part. */
@@ -284,11 +292,23 @@ async function startProxies(upstream: { port: number; child: ChildProcess }): Pr
     OPENAI_API_KEY: VENDOR_KEY,
   };
   let servers: ServerPair;
+  let other: { server: Server; key: string } | undefined;
   try {
+    if (OTHER) {
+      const server = await startServer(['serve'], vendorEnv, path.join(OTHER, 'dist/main.js'), OTHER_FLAGS);
+      other = {
+        server,
+        key: await benchKey(server.base).catch(async (err: unknown) => {
+          await server.stop();
+          throw err;
+        }),
+      };
+    }
     servers = await startPair('gw', vendorEnv);
   } catch (err) {
     bare.child.kill();
     undici?.child.kill();
+    await other?.server.stop();
     throw err;
   }
   const { embedded, redis } = servers;
@@ -322,15 +342,32 @@ async function startProxies(upstream: { port: number; child: ChildProcess }): Pr
       pid: embedded.child.pid,
       headers: { ...json, 'x-api-key': embeddedKey },
     },
+    ...(other
+      ? [
+          {
+            name: 'other',
+            base: other.server.base,
+            pid: other.server.child.pid,
+            headers: { ...json, 'x-api-key': other.key },
+          },
+        ]
+      : []),
     { name: 'redis', base: redis.base, pid: redis.child.pid, headers: { ...json, 'x-api-key': redisKey } },
   ];
   return {
-    targets: allTargets.filter((t) => !ONLY_TARGETS || ONLY_TARGETS.includes(t.name)),
+    targets: allTargets.filter((t) => !ONLY_TARGETS || ONLY_TARGETS.includes(t.name) || t.name === 'other'),
     // The Redis server's CPU is part of this run, not noise (servers.pids includes it).
-    pids: [upstream.child.pid!, bare.child.pid!, ...(undici ? [undici.child.pid!] : []), ...servers.pids],
+    pids: [
+      upstream.child.pid!,
+      bare.child.pid!,
+      ...(undici ? [undici.child.pid!] : []),
+      ...(other ? [other.server.child.pid!] : []),
+      ...servers.pids,
+    ],
     stop: async () => {
       bare.child.kill();
       undici?.child.kill();
+      await other?.server.stop();
       await servers.stop();
     },
   };
@@ -524,7 +561,7 @@ async function main(): Promise<void> {
       return `| ${t.name} | ${fmt(med(t.name, 'firstEventMs'))} | ${rss('rssGrowthMb')} | ${fmt(med(t.name, 'mbps'), 0)} (${all.map((r) => fmt(r.mbps, 0)).join(' / ')}) | ${t.pid ? fmt(med(t.name, 'streamCpuMsPerMib')) : '–'} | ${rss('uploadRssGrowthMb')} | ${fmt(med(t.name, 'uploadMbps'), 0)} | ${all.every((r) => r.identical) ? 'yes' : 'NO'} |`;
     });
     const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-    const compared = ['embedded', 'redis'].filter((name) => rounds.has(name));
+    const compared = ['embedded', 'other', 'redis'].filter((name) => rounds.has(name));
     const summary = compared.flatMap((name) => {
       const goal = name === 'embedded' ? 1.0 : 0.85;
       return ROUTES.map((route) => {

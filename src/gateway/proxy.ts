@@ -262,6 +262,15 @@ export const LINGER_MS = 5000;
 /** The most of a response body `rewriteBody` holds: object metadata is far smaller. */
 const REWRITE_LIMIT = 1 << 20;
 
+/**
+ * How much of an answer may wait on the client's socket before the vendor is paused. node:http corks a response's
+ * writes until the next tick, so a 64 KiB read written to it always says "past the 16 KiB mark" even when the kernel
+ * takes it whole a moment later. Pausing undici there cost each read of a long stream a copy (what it had read is
+ * put back on its socket and read again joined to the next), a drain listener and a tick. Two reads may wait: a client
+ * that does not keep up still holds the vendor back, at this much memory per call.
+ */
+const CLIENT_BACKLOG = 128 << 10;
+
 function header(raw: Buffer[], name: string): string | undefined {
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i].toString('latin1').toLowerCase() === name) return raw[i + 1].toString('latin1');
@@ -764,8 +773,9 @@ class Forwarding implements LegacyHandler {
       if (!previous) return true;
       chunk = previous;
     }
-    if (this.res.write(chunk)) return true;
-    this.res.once('drain', (this.onDrain ??= () => this.resumeUpstream?.()));
+    const res = this.res;
+    if (res.write(chunk) || res.writableLength <= CLIENT_BACKLOG) return true;
+    res.once('drain', (this.onDrain ??= () => this.resumeUpstream?.()));
     return false;
   }
 

@@ -306,19 +306,37 @@ describe('LLM gateway on the wire', () => {
     expect(received.join('')).toBe(events.join(''));
   });
 
-  test('a long stream reaches the client unchanged, and no write call on its socket is an empty one', async () => {
-    // undici hands over an empty piece each time a paused answer resumes; node:http would make it a write call of
-    // its own on the client's socket. Every 64 KiB write pauses the answer (past the socket's 16 KiB mark).
+  test('a long stream reaches the client unchanged; a client that stops reading holds the vendor back, with a few reads at most waiting in Genway; no write call to the client is an empty one', async () => {
     const chunk = Buffer.from(sse(MESSAGES_STREAM.slice(1, 3)).repeat(300)).subarray(0, 64 << 10);
-    const rounds = 64; // 4 MiB
+    const total = 1024; // 64 MiB, far more than the sockets' buffers between the vendor and the client hold
+    let written = 0;
+    let backlog = -1; // what Genway held for the client's socket when the vendor was held back
+    let stalled!: () => void;
+    const stall = new Promise<void>((resolve) => (stalled = resolve));
+    const sockets: import('node:net').Socket[] = [];
     vendor.next(async (_r, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      for (let i = 0; i < rounds; i++) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+      for (; written < total; written++) {
+        if (res.write(chunk)) continue;
+        const drain = new Promise((resolve) => res.once('drain', resolve));
+        const timer = setTimeout(() => {
+          // No drain for this long: the vendor is held back.
+          backlog = Math.max(...sockets.map((socket) => socket.writableLength));
+          stalled();
+        }, 500);
+        await drain;
+        clearTimeout(timer);
+      }
+      stalled(); // never held back: the test fails below on how much was written by then
       res.end();
     });
+    // undici hands over an empty piece where a paused answer resumes with nothing read meanwhile; node:http would make
+    // it a write call of its own on the client's socket. Since the vendor is paused on the client's backlog, not on
+    // each read, this run need not meet one: the check holds whatever it meets.
     let writes = 0;
     let empty = 0;
     const watch = (socket: import('node:net').Socket) => {
+      sockets.push(socket);
       const write = socket.write;
       socket.write = function (this: typeof socket, data: Uint8Array | string, ...rest: never[]) {
         writes++;
@@ -330,6 +348,7 @@ describe('LLM gateway on the wire', () => {
     try {
       const hash = createHash('sha256');
       let size = 0;
+      let atStall = -1;
       await new Promise<void>((resolve, reject) => {
         const req = http.request(`${gw.base}/v1/messages`, {
           method: 'POST',
@@ -337,18 +356,27 @@ describe('LLM gateway on the wire', () => {
           agent: false,
         });
         req.on('response', (res) => {
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            hash.update(c);
+          res.pause();
+          void stall.then(() => {
+            atStall = written;
+            res.on('data', (c: Buffer) => {
+              size += c.length;
+              hash.update(c);
+            });
+            res.on('end', resolve);
+            res.resume();
           });
-          res.on('end', resolve);
         });
         req.on('error', reject);
         req.end('{"model":"claude-test","stream":true}');
       });
+      expect(atStall).toBeLessThan(total / 2);
+      // Paused past 128 KiB waiting (src/gateway/proxy.ts CLIENT_BACKLOG), with one read more at most.
+      expect(backlog).toBeGreaterThan(128 << 10);
+      expect(backlog).toBeLessThan(384 << 10);
       const expected = createHash('sha256');
-      for (let i = 0; i < rounds; i++) expected.update(chunk);
-      expect(size).toBe(rounds * chunk.length);
+      for (let i = 0; i < total; i++) expected.update(chunk);
+      expect(size).toBe(total * chunk.length);
       expect(hash.digest('hex')).toBe(expected.digest('hex'));
       expect(empty).toBe(0);
       expect(writes).toBeGreaterThan(0);

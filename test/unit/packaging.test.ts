@@ -27,10 +27,10 @@ describe('Dockerfile', () => {
 
   test("installs from the lockfile and builds with the README's scripts, then starts what npm start starts", () => {
     const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
-    // README: `npm install && npm start`; npm start is the build (scripts/build.js), then `node dist/main.js serve`.
+    // README: `npm install && npm start`; npm start is the build (scripts/build.js), then `node <flags> dist/main.js serve`.
     expect(read('README.md')).toContain('npm install && npm start');
     expect(scripts.build).toBe('node scripts/build.js');
-    expect(scripts.start).toBe('node scripts/build.js && node dist/main.js serve');
+    expect(scripts.start).toBe('node scripts/build.js && node --max-semi-space-size=8 dist/main.js serve');
     const runs = args('RUN');
     expect(runs[0]).toBe('npm ci --ignore-scripts');
     expect(runs[1]).toMatch(/^npm run build && /);
@@ -38,6 +38,11 @@ describe('Dockerfile', () => {
     const [cmd] = args('CMD');
     const started = [...JSON.parse(entrypoint), ...JSON.parse(cmd)].join(' ');
     expect(`${scripts.build} && ${started}`).toBe(scripts.start);
+    // The benches start Genway with the image's node flags (bench/lib.ts), so they measure what is deployed.
+    const flags = (JSON.parse(entrypoint) as string[]).slice(1, -1);
+    expect(read('bench/lib.ts')).toContain(
+      `DEPLOYED_NODE_FLAGS = ${JSON.stringify(flags).replace(/"/g, "'")};`,
+    );
     // The build stage has the lockfile before it installs.
     expect(args('COPY')[0]).toBe('package.json package-lock.json ./');
   });
