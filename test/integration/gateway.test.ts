@@ -319,11 +319,20 @@ describe('LLM gateway on the wire', () => {
       for (; written < total; written++) {
         if (res.write(chunk)) continue;
         const drain = new Promise((resolve) => res.once('drain', resolve));
-        const timer = setTimeout(() => {
-          // No drain for this long: the vendor is held back.
-          backlog = Math.max(...sockets.map((socket) => socket.writableLength));
-          stalled();
-        }, 500);
+        // Held back: no drain for half a second, and what Genway holds for the client the same from one look to the
+        // next (a busy Genway that has not read the vendor yet holds nothing, or more each time).
+        let seen = -1;
+        const look = () => {
+          const held = Math.max(...sockets.map((socket) => socket.writableLength));
+          if (held > 0 && held === seen) {
+            backlog = held;
+            stalled();
+          } else {
+            seen = held;
+            timer = setTimeout(look, 200);
+          }
+        };
+        let timer = setTimeout(look, 500);
         await drain;
         clearTimeout(timer);
       }
