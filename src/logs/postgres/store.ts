@@ -110,6 +110,33 @@ function timeBounds(w: Where, filter: { from?: number; to?: number }, after?: Po
   if (after) w.add((n) => `(time, id) < (to_timestamp(${n(after.time / 1000)}), ${n(after.seq)}::bigint)`);
 }
 
+/** A page of the request log: `limit` rows and one more (is there a next page), newest first, ties by id. */
+export function requestsQuery(
+  filter: RequestLogFilter,
+  limit: number,
+  after?: Position,
+): { text: string; values: unknown[] } {
+  const w = new Where();
+  if (filter.accountId !== undefined) w.add((n) => `account_id = ${n(filter.accountId)}`);
+  if (filter.keyId !== undefined) w.add((n) => `key_id = ${n(filter.keyId)}`);
+  if (filter.model !== undefined) w.add((n) => `model = ${n(filter.model)}`);
+  if (filter.status !== undefined) {
+    const [low, high] = filter.status;
+    w.add((n) => (low === high ? `status = ${n(low)}` : `status BETWEEN ${n(low)} AND ${n(high)}`));
+    // Said in the partial index's own words (migration 002): a plan made without the values takes that index too.
+    if (low > 200 || high < 200) w.add(() => 'status <> 200');
+  }
+  if (filter.upstream !== undefined) w.add((n) => `upstream = ${n(filter.upstream)}`);
+  if (filter.surface !== undefined) w.add((n) => `surface = ${n(filter.surface)}`);
+  if (filter.requestId !== undefined) w.add((n) => `request_id = ${n(filter.requestId)}`);
+  if (filter.taskId !== undefined) w.add((n) => `task_id = ${n(filter.taskId)}`);
+  timeBounds(w, filter, after);
+  return {
+    text: `${SELECT_REQUEST} FROM request_logs ${w.sql} ORDER BY time DESC, id DESC LIMIT ${limit + 1}`,
+    values: w.params,
+  };
+}
+
 const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
 function requestRow(r: QueryResultRow): StoredRequestLog {
@@ -270,25 +297,8 @@ export class PostgresLogStore implements LogStore {
     after?: Position,
   ): Promise<PageOf<StoredRequestLog>> {
     await this.whenReady();
-    const w = new Where();
-    if (filter.accountId !== undefined) w.add((n) => `account_id = ${n(filter.accountId)}`);
-    if (filter.keyId !== undefined) w.add((n) => `key_id = ${n(filter.keyId)}`);
-    if (filter.model !== undefined) w.add((n) => `model = ${n(filter.model)}`);
-    if (filter.status !== undefined) {
-      const [low, high] = filter.status;
-      w.add((n) => (low === high ? `status = ${n(low)}` : `status BETWEEN ${n(low)} AND ${n(high)}`));
-      // Said in the partial index's own words, so the planner takes that index (migration 002).
-      if (low > 200 || high < 200) w.add(() => 'status <> 200');
-    }
-    if (filter.upstream !== undefined) w.add((n) => `upstream = ${n(filter.upstream)}`);
-    if (filter.surface !== undefined) w.add((n) => `surface = ${n(filter.surface)}`);
-    if (filter.requestId !== undefined) w.add((n) => `request_id = ${n(filter.requestId)}`);
-    if (filter.taskId !== undefined) w.add((n) => `task_id = ${n(filter.taskId)}`);
-    timeBounds(w, filter, after);
-    const { rows } = await this.pool.query(
-      `${SELECT_REQUEST} FROM request_logs ${w.sql} ORDER BY time DESC, id DESC LIMIT ${limit + 1}`,
-      w.params,
-    );
+    const { text, values } = requestsQuery(filter, limit, after);
+    const { rows } = await this.pool.query(text, values);
     return this.paged(rows.map(requestRow), limit, (r) => r.logId);
   }
 
