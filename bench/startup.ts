@@ -1,8 +1,9 @@
 /**
  * npm run bench:startup — how long Genway takes from process start to answering /healthz, against the floor of this
  * machine: a bare node:http server answering its own /healthz, started the same way in the same rounds. Rows: Genway
- * embedded and on Redis (`node dist/main.js serve`, as the image and the tests run it; on Redis also to /readyz,
- * the store answering), and `npm start` on a built, unchanged tree (npm, the build's check, then the same process).
+ * embedded and on Redis (`node --max-semi-space-size=8 dist/main.js serve`, as the image runs it; on Redis also to
+ * /readyz, the store answering), and `npm start` on a built, unchanged tree (npm, the build's check, then the same
+ * process).
  * Each run's breakdown comes from its `genway listening` line (`startupMs`, src/observability/startup.ts). Rounds
  * interleave the rows, so a busy moment of this shared machine lands on all of them. Medians and p90 of the rounds.
  * BENCH_STARTUP_ROUNDS (default 15).
@@ -11,6 +12,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import {
   BENCH_SECRETS_KEY,
+  DEPLOYED_NODE_FLAGS,
   dropPrefix,
   freePort,
   machineNote,
@@ -95,8 +97,13 @@ async function main(): Promise<void> {
   const redisEnv = { REDIS_URL, GENWAY_SECRETS_KEY: BENCH_SECRETS_KEY, GENWAY_STORE_PREFIX: prefix };
   const rows: Row[] = [
     { name: 'bare node:http (the floor)', command: [process.execPath, '-e', BARE] },
-    { name: 'Genway embedded', command: [process.execPath, MAIN, 'serve'] },
-    { name: 'Genway on Redis', command: [process.execPath, MAIN, 'serve'], env: redisEnv, ready: true },
+    { name: 'Genway embedded', command: [process.execPath, ...DEPLOYED_NODE_FLAGS, MAIN, 'serve'] },
+    {
+      name: 'Genway on Redis',
+      command: [process.execPath, ...DEPLOYED_NODE_FLAGS, MAIN, 'serve'],
+      env: redisEnv,
+      ready: true,
+    },
     { name: '`npm start`, built and unchanged', command: ['npm', 'start', '--silent'], group: true },
   ];
   const samples = new Map<Row, Sample[]>(rows.map((r) => [r, []]));
