@@ -11,6 +11,7 @@ import path from 'node:path';
 import {
   BENCH_SECRETS_KEY,
   dropPrefix,
+  flagsFromEnv,
   machineNote,
   median,
   pricedConfig,
@@ -31,7 +32,7 @@ const PRICED = process.env.BENCH_PRICED === '1';
  * BENCH_AB_THIS_FLAGS: Node / V8 flags for this checkout's Genway instead of the deployed ones (`''`: none), an A/B of
  * a runtime setting when the other checkout is this one.
  */
-const THIS_FLAGS = process.env.BENCH_AB_THIS_FLAGS?.split(' ').filter(Boolean);
+const THIS_FLAGS = flagsFromEnv('BENCH_AB_THIS_FLAGS');
 
 async function main(): Promise<void> {
   const other = process.argv[2];

@@ -30,6 +30,7 @@ import {
   benchKey,
   cpuSnapshot,
   DEPLOYED_NODE_FLAGS,
+  flagsFromEnv,
   machineNote,
   median,
   cpuStalls,
@@ -77,7 +78,7 @@ const ONLY_ROUTES = process.env.BENCH_ROUTES?.split(',');
  * started with BENCH_OTHER_NODE_FLAGS if set (`''`: none), else as this one is.
  */
 const OTHER = process.env.BENCH_OTHER;
-const OTHER_FLAGS = process.env.BENCH_OTHER_NODE_FLAGS?.split(' ').filter(Boolean);
+const OTHER_FLAGS = flagsFromEnv('BENCH_OTHER_NODE_FLAGS');
 const SSE_SAMPLES = 10;
 const VENDOR_KEY = 'sk-bench-vendor';
 /** BENCH_PARTS=translation: only the translated calls' part; unset: every part. */

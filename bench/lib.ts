@@ -41,6 +41,10 @@ export async function freePort(): Promise<number> {
  */
 export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8'];
 
+/** Node / V8 flags named in an environment variable, space-separated; undefined when it is unset (`''`: none). */
+export const flagsFromEnv = (name: string): string[] | undefined =>
+  process.env[name]?.split(' ').filter(Boolean);
+
 /**
  * Starts `node <DEPLOYED_NODE_FLAGS> dist/main.js <args>` (access logs at warn, as a busy deployment would) and waits
  * for /healthz.
@@ -53,7 +57,7 @@ export async function startServer(
 ): Promise<Server> {
   const port = await freePort();
   // BENCH_NODE_FLAGS: V8 / Node flags for Genway alone (an A/B of a runtime setting; the bare pipe keeps the defaults).
-  const flags = [...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []), ...nodeFlags];
+  const flags = [...(flagsFromEnv('BENCH_NODE_FLAGS') ?? []), ...nodeFlags];
   const child = spawn(process.execPath, [...flags, main, ...args], {
     env: { PATH: process.env.PATH, PORT: String(port), LOG_LEVEL: 'warn', GENWAY_ADMIN_TOKEN: ADMIN, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -167,9 +167,8 @@ async function main(): Promise<void> {
       // Each variant against logs off, round by round (the four ran over the same seconds).
       const [offs, ...others] = atRate[route.path];
       const [yPg, yRing, yControl] = others.map((rounds) => rounds.map((v, k) => v / offs[k]));
-      const y = { pg: yPg, ring: yRing, control: yControl };
       const pct = (v: number) => `${v >= 1 ? '+' : ''}${((v - 1) * 100).toFixed(1)}%`;
-      return `| ${route.path} | ${f(x.pgVsOff)}${x.pgVsOff.length ? ` (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')})` : ''} | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(y.pg))} (${y.pg.map(pct).join(' / ')}) | ${pct(median(y.ring))} | ${pct(median(y.control))} (${y.control.map(pct).join(' / ')}) |`;
+      return `| ${route.path} | ${f(x.pgVsOff)}${x.pgVsOff.length ? ` (${x.pgVsOff.map((v) => v.toFixed(2)).join(' / ')})` : ''} | ${f(x.ringVsOff)} | ${f(x.offVsBare)} | ${b} / ${o} / ${p} / ${r} | ${off.toFixed(1)} / ${pg.toFixed(1)} / ${ringAt.toFixed(1)} / ${again.toFixed(1)} | ${pct(median(yPg))} (${yPg.map(pct).join(' / ')}) | ${pct(median(yRing))} | ${pct(median(yControl))} (${yControl.map(pct).join(' / ')}) |`;
     });
     process.stdout.write(
       [
