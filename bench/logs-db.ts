@@ -1,11 +1,10 @@
 /**
- * npm run bench:logs:db — the database's own CPU per request row Genway writes: the schema as the migrations leave it,
- * against the same schema as it was before migration 002 (an `(account_id, status, time, id)` index in place of the
- * partial one), each with request ids of version 7 (what Genway makes) and of version 4 (random, what it made
- * before, and what a client's own ids may be). A PostgreSQL of the run's own pinned to CPU 0, one database per
- * variant; each batch (2,000 rows of 1,000 accounts, 5,000 keys, 10 models, 1 % answered 500, as bench:logs writes
- * them) goes through PostgresLogStore.insertLines, the variants in turns, and the server's CPU over each insert
- * (its live processes: the backend, the WAL writer, the checkpointer) is counted to that variant. The first
+ * npm run bench:logs:db — the database's own CPU per request row Genway writes: its COPY in the binary format
+ * (PostgresLogStore.insertCopy, now) against the multi-row insert from one jsonb array it replaced (the statement as
+ * it was at ad78b3e, kept here). A PostgreSQL of the run's own pinned to CPU 0, one database per variant, the schema
+ * as the migrations leave it; each batch (2,000 rows of 1,000 accounts, 5,000 keys, 10 models, 1 % answered 500, as
+ * bench:logs writes them, request ids of version 7) goes in through each variant in turns, and the server's CPU over
+ * each insert (its live processes: the backend, the WAL writer, the checkpointer) is counted to that variant. The first
  * BENCH_WARM_BATCHES of each are not counted. Bounded: variants x BENCH_DB_BATCHES batches.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,7 +14,7 @@ import { ownServer } from './pg-server';
 import { pin } from './proxies';
 import path from 'node:path';
 import type { PostgresLogStore as Store } from '../src/logs/postgres/store';
-import type { RowLines as Lines } from '../src/logs/row-line';
+import type { CopyRows as Copy } from '../src/logs/copy-rows';
 import type { uuidV7 as UuidV7 } from '../src/ids';
 import type { RequestLogRow } from '../src/logs/types';
 
@@ -27,31 +26,77 @@ const ROWS = 2000;
 const { PostgresLogStore } = require(path.join(BUILT_SRC, 'logs', 'postgres', 'store.js')) as {
   PostgresLogStore: typeof Store;
 };
-const { RowLines } = require(path.join(BUILT_SRC, 'logs', 'row-line.js')) as { RowLines: typeof Lines };
+const { CopyRows } = require(path.join(BUILT_SRC, 'logs', 'copy-rows.js')) as { CopyRows: typeof Copy };
 const { uuidV7 } = require(path.join(BUILT_SRC, 'ids.js')) as { uuidV7: typeof UuidV7 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
+/** The insert Genway ran before COPY: the batch as one JSON array of value arrays, unpacked by the server. */
+const JSONB_INSERT = `WITH batch AS (INSERT INTO log_batches (id) VALUES ($1))
+INSERT INTO request_logs (time, request_id, account_id, key_id, surface, method, route, model, upstream,
+  upstream_model, status, error_type, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
+  reasoning_tokens, cost_micros, latency_ms, ttfb_ms, user_agent, client_ip, task_id, batch_id, request_bytes,
+  response_bytes)
+SELECT to_timestamp((e->>0)::float8 / 1000.0), (e->>1), (e->>2), (e->>3), (e->>4), (e->>5), (e->>6), (e->>7), (e->>8), (e->>9), (e->>10)::int2, (e->>11), (e->>12)::int4, (e->>13)::int4, (e->>14)::int4, (e->>15)::int4, (e->>16)::int4, (e->>17)::int8, (e->>18)::float4, (e->>19)::float4, (e->>20), (e->>21), (e->>22), (e->>23), (e->>24)::int8, (e->>25)::int8
+FROM jsonb_array_elements($2::jsonb) AS e`;
+
+const values = (r: RequestLogRow) => [
+  r.time,
+  r.requestId,
+  r.accountId,
+  r.keyId,
+  r.surface,
+  r.method,
+  r.route,
+  r.model,
+  r.upstream,
+  r.upstreamModel,
+  r.status,
+  r.errorType,
+  r.inputTokens,
+  r.outputTokens,
+  r.cachedTokens,
+  r.cacheWriteTokens,
+  r.reasoningTokens,
+  r.costMicros,
+  r.latencyMs,
+  r.ttfbMs,
+  r.userAgent,
+  r.clientIp,
+  r.taskId,
+  r.batchId,
+  r.requestBytes,
+  r.responseBytes,
+];
+
 interface Variant {
   name: string;
-  ids: () => string;
-  /** The index of every status, as before migration 002. */
-  statusIndex: boolean;
+  insert(store: Store, client: Client, rows: RequestLogRow[]): () => Promise<unknown>;
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'now: version 7 ids, the partial status index', ids: () => uuidV7(), statusIndex: false },
-  { name: 'version 4 ids, the partial status index', ids: randomUUID, statusIndex: false },
-  { name: 'version 7 ids, the index of every status', ids: () => uuidV7(), statusIndex: true },
-  { name: 'before: version 4 ids, the index of every status', ids: randomUUID, statusIndex: true },
+  {
+    name: 'now: COPY, binary format',
+    insert: (store, _client, rows) => {
+      const copy = CopyRows.ofRows(rows);
+      return () => store.insertCopy(randomUUID(), copy, []);
+    },
+  },
+  {
+    name: 'before: multi-row insert from one jsonb array',
+    insert: (_store, client, rows) => {
+      const json = JSON.stringify(rows.map(values));
+      return () => client.query(JSONB_INSERT, [randomUUID(), json]);
+    },
+  },
 ];
 
 let n = 0;
-function rowOf(requestId: string): RequestLogRow {
+function rowOf(): RequestLogRow {
   const i = n++;
   const failed = i % 100 === 0;
   return gatewayRow({
     time: Date.now(),
-    requestId,
+    requestId: uuidV7(),
     accountId: `acct_${String((i * 7919) % 1000).padStart(20, '0')}`,
     keyId: `key_${String((i * 104729) % 5000).padStart(24, '0')}`,
     model: `claude-bench-${i % 10}`,
@@ -68,9 +113,10 @@ async function main(): Promise<void> {
   const server = ownServer(0);
   const admin = new Client({ connectionString: server.url });
   const stores: Store[] = [];
+  const clients: Client[] = [];
   try {
     await admin.connect();
-    for (const [i, v] of VARIANTS.entries()) {
+    for (let i = 0; i < VARIANTS.length; i++) {
       const name = `genway_bench_db_${i}`;
       await admin.query(`CREATE DATABASE ${name}`);
       const url = new URL(server.url);
@@ -83,24 +129,16 @@ async function main(): Promise<void> {
       await store.ping();
       await store.maintain(Date.now());
       stores.push(store);
-      if (v.statusIndex) {
-        const c = new Client({ connectionString: url.toString() });
-        await c.connect();
-        await c.query('DROP INDEX request_logs_account_not_ok');
-        await c.query(
-          'CREATE INDEX request_logs_account_status ON request_logs (account_id, status, time DESC, id DESC)',
-        );
-        await c.end();
-      }
+      const client = new Client({ connectionString: url.toString() });
+      await client.connect();
+      clients.push(client);
     }
     const cpu = VARIANTS.map(() => 0);
-    const lines = new RowLines(ROWS * 512);
     for (let b = 0; b < WARM + BATCHES; b++) {
       for (const [i, v] of VARIANTS.entries()) {
-        lines.reset();
-        for (let r = 0; r < ROWS; r++) lines.pushRow(rowOf(v.ids()));
+        const insert = v.insert(stores[i], clients[i], Array.from({ length: ROWS }, rowOf));
         const before = server.cpuSeconds();
-        await stores[i].insertLines(randomUUID(), lines, []);
+        await insert();
         if (b >= WARM) cpu[i] += server.cpuSeconds() - before;
       }
       if ((b + 1) % 50 === 0) process.stderr.write(`${b + 1} batches per variant\n`);
@@ -110,9 +148,9 @@ async function main(): Promise<void> {
     writeSection(
       'Request logs: the database’s CPU per row (bench:logs:db)',
       [
-        `${BATCHES} batches of ${ROWS.toLocaleString('en')} rows per variant after ${WARM} uncounted, in turns, through PostgresLogStore.insertLines into a PostgreSQL of the run's own pinned to CPU 0 (one database per variant, ${((WARM + BATCHES) * ROWS).toLocaleString('en')} rows each); the server's CPU over each insert. ${machine}`,
+        `${BATCHES} batches of ${ROWS.toLocaleString('en')} rows per variant after ${WARM} uncounted, in turns, through each variant into a PostgreSQL of the run's own pinned to CPU 0 (one database per variant, ${((WARM + BATCHES) * ROWS).toLocaleString('en')} rows each); the server's CPU over each insert. ${machine}`,
         '',
-        '| schema and request ids | server CPU µs per row | against before |',
+        '| how the rows go in | server CPU µs per row | against before |',
         '| - | - | - |',
         ...VARIANTS.map(
           (v, i) => `| ${v.name} | ${perRow[i].toFixed(1)} | ${(perRow[i] / base).toFixed(2)}x |`,
@@ -122,6 +160,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await Promise.all(stores.map((s) => s.close()));
+    await Promise.all(clients.map((c) => c.end()));
     await admin.end().catch(() => undefined);
     server.stop();
   }

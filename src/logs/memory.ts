@@ -1,6 +1,6 @@
 import type { BodyMode } from './bodies';
 import { logIdOf, positionOfId } from './position';
-import { rowOfLine, type RowLines } from './row-line';
+import type { CopyRows } from './copy-rows';
 import type {
   AuditFilter,
   AuditRow,
@@ -475,13 +475,8 @@ export class MemoryLogStore implements LogStore {
     for (const row of rows) this.requestRing.add(row, byRequest.get(`${row.time}|${row.requestId}`));
   }
 
-  async insertLines(batchId: string, lines: RowLines, bodies: RequestBodies[]): Promise<void> {
-    if (!this.once(batchId)) return;
-    const byRequest = new Map(bodies.map((b) => [`${b.time}|${b.requestId}`, b]));
-    for (const line of lines.lines()) {
-      const row = rowOfLine(line);
-      this.requestRing.add(row, byRequest.get(`${row.time}|${row.requestId}`));
-    }
+  async insertCopy(batchId: string, copy: CopyRows, bodies: RequestBodies[]): Promise<void> {
+    await this.insertRequests(batchId, copy.rows(), bodies);
   }
 
   async insertAudit(batchId: string, rows: AuditRow[]): Promise<void> {

@@ -3,40 +3,80 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { RowLines } from './row-line';
+import { CopyRows } from './copy-rows';
 import type { AuditRow, RequestBodies, RequestLogRow } from './types';
 
 /**
- * One batch of the writer: its id travels with it, so a replay is idempotent. Request rows are their lines
- * (./row-line.ts), with their times.
+ * One batch of the writer: its id travels with it, so a replay is idempotent. Request rows are their COPY tuples
+ * (./copy-rows.ts), with their times.
  */
 export type SpilledBatch =
-  | { id: string; kind: 'requests'; lines: RowLines; bodies: RequestBodies[] }
+  | { id: string; kind: 'requests'; copy: CopyRows; bodies: RequestBodies[] }
   | { id: string; kind: 'audit'; rows: AuditRow[] };
 
 export const batchRows = (batch: SpilledBatch): number =>
-  batch.kind === 'audit' ? batch.rows.length : batch.lines.count;
+  batch.kind === 'audit' ? batch.rows.length : batch.copy.count;
 
-/** A batch as one line of a spill file: request rows as their lines, which are JSON arrays already. */
+/** A batch as one line of a spill file: request rows as their tuples' bytes in base64. */
 function spillLine(batch: SpilledBatch): string {
   if (batch.kind === 'audit') return `${JSON.stringify(batch)}\n`;
-  const { id, bodies, lines } = batch;
-  return `{"id":${JSON.stringify(id)},"kind":"requests","bodies":${JSON.stringify(bodies)},"values":${lines.json()}}\n`;
+  const { id, bodies, copy } = batch;
+  return `{"id":${JSON.stringify(id)},"kind":"requests","bodies":${JSON.stringify(bodies)},"tuples":"${copy.tuples().toString('base64')}"}\n`;
 }
 
-/** A spill file's line as a batch; request rows come as value arrays, or as objects (an earlier version's files). */
+/**
+ * A spill file's line as a batch. Request rows come as COPY tuples; an earlier version's files hold them as value
+ * arrays in the insert's column order (the same as the tuples'), or as objects.
+ */
 function batchOfLine(line: string): SpilledBatch {
   const read = JSON.parse(line) as
-    | { id: string; kind: 'requests'; values?: unknown[][]; rows?: RequestLogRow[]; bodies: RequestBodies[] }
+    | {
+        id: string;
+        kind: 'requests';
+        tuples?: string;
+        values?: unknown[][];
+        rows?: RequestLogRow[];
+        bodies: RequestBodies[];
+      }
     | { id: string; kind: 'audit'; rows: AuditRow[] };
   if (read.kind === 'audit') return read;
-  const lines = read.values
-    ? RowLines.of(
-        read.values.map((v) => JSON.stringify(v)),
-        read.values.map((v) => v[0] as number),
-      )
-    : RowLines.ofRows(read.rows ?? []);
-  return { id: read.id, kind: 'requests', lines, bodies: read.bodies ?? [] };
+  const copy =
+    read.tuples !== undefined
+      ? CopyRows.ofTuples(Buffer.from(read.tuples, 'base64'))
+      : CopyRows.ofRows(read.values ? read.values.map(rowOfValues) : (read.rows ?? []));
+  return { id: read.id, kind: 'requests', copy, bodies: read.bodies ?? [] };
+}
+
+/** A row of an earlier version's spill file: its values in the insert's column order. */
+function rowOfValues(v: unknown[]): RequestLogRow {
+  return {
+    time: v[0] as number,
+    requestId: v[1] as string,
+    accountId: v[2] as string | null,
+    keyId: v[3] as string | null,
+    surface: v[4] as RequestLogRow['surface'],
+    method: v[5] as string,
+    route: v[6] as string,
+    model: v[7] as string | null,
+    upstream: v[8] as string | null,
+    upstreamModel: v[9] as string | null,
+    status: v[10] as number,
+    errorType: v[11] as string | null,
+    inputTokens: v[12] as number | null,
+    outputTokens: v[13] as number | null,
+    cachedTokens: v[14] as number | null,
+    cacheWriteTokens: v[15] as number | null,
+    reasoningTokens: v[16] as number | null,
+    costMicros: v[17] as number,
+    latencyMs: v[18] as number,
+    ttfbMs: v[19] as number | null,
+    userAgent: v[20] as string | null,
+    clientIp: v[21] as string | null,
+    taskId: v[22] as string | null,
+    batchId: v[23] as string | null,
+    requestBytes: v[24] as number | null,
+    responseBytes: v[25] as number | null,
+  };
 }
 
 /** A spill file untouched this long belongs to no live process (its writer died): any process may replay it. */

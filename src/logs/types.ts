@@ -1,5 +1,5 @@
 import type { BodySettingsStore } from './bodies';
-import type { RowLines } from './row-line';
+import type { CopyRows } from './copy-rows';
 
 /**
  * The request log and the audit trail: what a row holds, how it is asked for, and the port each store implements
@@ -122,8 +122,8 @@ export interface LogStore extends BodySettingsStore {
    * no-op. Throws when the store cannot take it now.
    */
   insertRequests(batchId: string, rows: RequestLogRow[], bodies: RequestBodies[]): Promise<void>;
-  /** The same, the rows as their lines (./row-line.ts): how the writer sends them. */
-  insertLines(batchId: string, lines: RowLines, bodies: RequestBodies[]): Promise<void>;
+  /** The same, the rows as their COPY tuples (./copy-rows.ts): how the writer sends them. */
+  insertCopy(batchId: string, copy: CopyRows, bodies: RequestBodies[]): Promise<void>;
   /**
    * A store in this process takes each row as its call ends, without a queue or a batch (the writer's batching is
    * for a database): a row then never waits long enough for the garbage collector to promote it.

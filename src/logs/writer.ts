@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger';
 import type { Metrics } from '../observability/metrics';
-import { RowLines } from './row-line';
+import { CopyRows } from './copy-rows';
 import { batchRows, type LogSpill, type SpilledBatch } from './spill';
 import type { AuditRow, LogStore, RequestBodies, RequestLogRow } from './types';
 
@@ -42,15 +42,15 @@ const MAX_RETRY_MS = 5000;
  */
 export class LogWriter {
   /**
-   * Queued request rows, as their lines' bytes, a batch's worth per RowLines (the last one filling): a row waits up to
+   * Queued request rows, as their tuples' bytes, a batch's worth per CopyRows (the last one filling): a row waits up to
    * `flushMs`, long enough for the garbage collector to promote anything on the heap, and bytes outside it are
    * neither promoted nor marked.
    */
-  private batches: RowLines[] = [];
+  private batches: CopyRows[] = [];
   /** Rows in `batches`. */
   private waiting = 0;
   /** Batches sent, kept to be filled again (see fresh()). */
-  private readonly spare: RowLines[] = [];
+  private readonly spare: CopyRows[] = [];
   /** The kept bodies of queued rows (the few calls whose mode is `full`), by the row's place in the queue's life. */
   private kept: { at: number; bodies: RequestBodies }[] = [];
   /** Rows queued, and rows taken from the queue, since the start. */
@@ -145,8 +145,8 @@ export class LogWriter {
    * A batch to fill: one sent before, emptied, when there is one. A new buffer of a batch's size (about 400 bytes a
    * row) costs its pages' first touch and, as external memory, pushes V8 to collect sooner: both dearer than the rows.
    */
-  private fresh(): RowLines {
-    return this.spare.pop()?.reset() ?? new RowLines(Math.min(this.options.batchRows, 4096) * 512);
+  private fresh(): CopyRows {
+    return this.spare.pop()?.reset() ?? new CopyRows(Math.min(this.options.batchRows, 4096) * 400);
   }
 
   get depth(): { requests: number; audit: number } {
@@ -182,7 +182,7 @@ export class LogWriter {
       const batch = this.take();
       await this.send(batch);
       // Written, spilled or dropped: its buffer is free (the store and the spill hold nothing past their promise).
-      if (batch.kind === 'requests' && this.spare.length < 2) this.spare.push(batch.lines);
+      if (batch.kind === 'requests' && this.spare.length < 2) this.spare.push(batch.copy);
     }
     this.metrics.logsQueueRows.set({ table: 'requests' }, this.waiting);
     this.metrics.logsQueueRows.set({ table: 'audit' }, this.audit.length);
@@ -216,8 +216,8 @@ export class LogWriter {
       );
       return { id, kind: 'audit', rows: keep ? rows.filter((_, i) => keep[i]) : rows };
     }
-    let lines = this.batches.shift()!;
-    const n = lines.count;
+    let copy = this.batches.shift()!;
+    const n = copy.count;
     this.waiting -= n;
     this.dequeued += n;
     let bodies: RequestBodies[] = [];
@@ -226,9 +226,9 @@ export class LogWriter {
       const taken = this.kept.splice(0, upTo === -1 ? this.kept.length : upTo);
       bodies = taken.map((k) => k.bodies);
     }
-    const keep = this.unexpired('requests', lines.times);
-    if (keep) lines = lines.filter(keep);
-    return { id, kind: 'requests', lines, bodies };
+    const keep = this.unexpired('requests', copy.times);
+    if (keep) copy = copy.filter(keep);
+    return { id, kind: 'requests', copy, bodies };
   }
 
   /**
@@ -245,7 +245,7 @@ export class LogWriter {
 
   private async insert(batch: SpilledBatch): Promise<void> {
     if (batch.kind === 'audit') await this.store.insertAudit(batch.id, batch.rows);
-    else await this.store.insertLines(batch.id, batch.lines, batch.bodies);
+    else await this.store.insertCopy(batch.id, batch.copy, batch.bodies);
   }
 
   private async send(batch: SpilledBatch): Promise<void> {

@@ -98,17 +98,66 @@ describePostgres('the PostgreSQL log store', () => {
     }
   });
 
-  test('a NUL a client slipped into a field is dropped, not the batch; a literal backslash-u0000 stays', async () => {
+  test('a value a column cannot hold costs that value, not the batch: a NUL dropped, a count past int4 null, a NaN latency 0', async () => {
     const store = new PostgresLogStore(db.url, quiet);
     try {
+      const now = Date.now();
       const r = {
-        ...row(Date.now(), 'acct_n', 1),
+        ...row(now, 'acct_n', 1),
         model: 'gpt\u0000x',
         userAgent: 'agent \\u0000 \\\u0000!',
       };
-      await store.insertRequests('00000000-0000-4000-8000-000000000005', [r], []);
-      const [got] = (await store.requests({ accountId: 'acct_n' }, 1)).rows;
-      expect([got.model, got.userAgent]).toEqual(['gptx', 'agent \\u0000 \\!']);
+      const odd = {
+        ...row(now + 1, 'acct_n', 2),
+        userAgent: 'ü ✓ \ud800',
+        inputTokens: 2 ** 40,
+        outputTokens: 1.5,
+        costMicros: 2 ** 60,
+        latencyMs: NaN,
+        ttfbMs: Infinity,
+        requestBytes: 2 ** 40,
+      };
+      await store.insertRequests('00000000-0000-4000-8000-000000000005', [r, odd], []);
+      const [second, first] = (await store.requests({ accountId: 'acct_n' }, 2)).rows;
+      expect([first.model, first.userAgent]).toEqual(['gptx', 'agent \\u0000 \\!']);
+      expect(second).toMatchObject({
+        userAgent: 'ü ✓ \ufffd',
+        inputTokens: null,
+        outputTokens: null,
+        costMicros: 0,
+        latencyMs: 0,
+        ttfbMs: null,
+        requestBytes: 2 ** 40,
+        time: now + 1,
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("kept bodies go in the rows' own statement as they are, whatever quotes they hold; a batch id that is not a UUID is refused", async () => {
+    const store = new PostgresLogStore(db.url, quiet);
+    try {
+      const now = Date.now();
+      // The bodies travel dollar-quoted: text holding the tags, quotes and backslashes reads back unchanged.
+      const requestBody = `{"q":"$b$ $b1$ ' '' \\ \\' $$"}`;
+      const responseBody = 'ü ✓ $b2$ end';
+      const r = row(now, 'acct_q', 1);
+      await store.insertRequests(
+        '00000000-0000-4000-8000-00000000000c',
+        [r],
+        [{ time: now, requestId: r.requestId, accountId: 'acct_q', requestBody, responseBody }],
+      );
+      const [listed] = (await store.requests({ accountId: 'acct_q' }, 1)).rows;
+      const got = await store.request(listed.logId);
+      expect(got?.bodies).toMatchObject({ requestBody, responseBody });
+      // Not a UUID: refused as data (SQLSTATE 22P02), which the writer drops rather than retries; nothing went in.
+      await expect(
+        store.insertRequests("x'); DROP TABLE log_batches; --", [row(now, 'acct_q', 2)], []),
+      ).rejects.toMatchObject({
+        code: '22P02',
+      });
+      expect((await store.requests({ accountId: 'acct_q' }, 10)).rows).toHaveLength(1);
     } finally {
       await store.close();
     }

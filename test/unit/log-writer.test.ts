@@ -75,7 +75,7 @@ describe('the log writer', () => {
   test('a full queue drops rows and counts them; a push never waits, even with the store stuck', async () => {
     const store = batchingStore();
     // The store never answers: every batch handed to it stays in flight.
-    store.insertLines = () => new Promise(() => undefined);
+    store.insertCopy = () => new Promise(() => undefined);
     const metrics = createMetrics();
     const writer = new LogWriter(store, undefined, options, metrics, quiet);
     for (let i = 0; i < 250; i++) writer.pushRequest(row(i));
@@ -89,13 +89,13 @@ describe('the log writer', () => {
 
   test('batches are filled again once sent: every row arrives once, as pushed, batch after batch', async () => {
     const store = batchingStore();
-    const sent: string[][] = [];
+    const sent: RequestLogRow[][] = [];
     const batches: unknown[] = [];
-    const insert = store.insertLines.bind(store);
-    store.insertLines = (id, lines, bodies) => {
-      sent.push(lines.lines());
-      batches.push(lines);
-      return insert(id, lines, bodies);
+    const insert = store.insertCopy.bind(store);
+    store.insertCopy = (id, copy, bodies) => {
+      sent.push(copy.rows());
+      batches.push(copy);
+      return insert(id, copy, bodies);
     };
     const writer = new LogWriter(store, undefined, options, createMetrics(), quiet);
     try {
@@ -105,7 +105,7 @@ describe('the log writer', () => {
       }
       // 25 rows a round: batches of 10, 10 and 5, three buffers reused by the rounds after the first.
       expect(sent.map((b) => b.length)).toEqual(Array.from({ length: 4 }, () => [10, 10, 5]).flat());
-      const ids = sent.flat().map((line) => JSON.parse(line)[1] as string);
+      const ids = sent.flat().map((r) => r.requestId);
       expect(ids).toEqual(
         Array.from({ length: 4 }, (_, round) =>
           Array.from({ length: 25 }, (_, i) => `r${round * 100 + i}`),
@@ -153,10 +153,10 @@ describe('the log writer', () => {
   test('a store that fails sends batches to the spill files, and once the store answers again (a write, or a ping when no row comes) they are replayed once', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
-    const insert = store.insertLines.bind(store);
+    const insert = store.insertCopy.bind(store);
     let down = true;
-    store.insertLines = (id, lines, bodies) =>
-      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, lines, bodies);
+    store.insertCopy = (id, copy, bodies) =>
+      down ? Promise.reject(new Error('ECONNREFUSED')) : insert(id, copy, bodies);
     store.ping = () => (down ? Promise.reject(new Error('ECONNREFUSED')) : Promise.resolve());
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 1 << 20), options, metrics, quiet);
@@ -187,25 +187,38 @@ describe('the log writer', () => {
     }
   });
 
-  test('a spill file an earlier version wrote (rows as objects) is replayed as well', async () => {
+  test('spill files of earlier versions (rows as objects, rows as value arrays) are replayed as well', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
-    const old = {
+    const objects = {
       id: '00000000-0000-4000-8000-00000000000a',
       kind: 'requests',
       rows: [row(1, 1_800_000_000_001), row(2, 1_800_000_000_002)],
       bodies: [],
     };
-    fs.writeFileSync(path.join(dir, 'spill-gone-1-x-1.jsonl'), `${JSON.stringify(old)}\n`);
+    // The version before COPY: each row the array of its values, in the insert's column order.
+    const values = {
+      id: '00000000-0000-4000-8000-00000000000b',
+      kind: 'requests',
+      bodies: [],
+      values: [row(3, 1_800_000_000_003)].map((r) => Object.values(r)),
+    };
     const past = new Date(Date.now() - 60_000);
-    fs.utimesSync(path.join(dir, 'spill-gone-1-x-1.jsonl'), past, past);
+    for (const [name, batch] of [
+      ['spill-gone-1-x-1.jsonl', objects],
+      ['spill-gone-1-x-2.jsonl', values],
+    ] as const) {
+      fs.writeFileSync(path.join(dir, name), `${JSON.stringify(batch)}\n`);
+      fs.utimesSync(path.join(dir, name), past, past);
+    }
     try {
       const done = await new LogSpill(dir, 1 << 20).replay((batch) =>
-        batch.kind === 'requests' ? store.insertLines(batch.id, batch.lines, batch.bodies) : undefined!,
+        batch.kind === 'requests' ? store.insertCopy(batch.id, batch.copy, batch.bodies) : undefined!,
       );
-      expect(done).toEqual({ requests: 2, audit: 0 });
+      expect(done).toEqual({ requests: 3, audit: 0 });
       const page = await store.requests({}, 10);
       expect(page.rows.map(({ logId: _id, ...r }) => r)).toEqual([
+        row(3, 1_800_000_000_003),
         row(2, 1_800_000_000_002),
         row(1, 1_800_000_000_001),
       ]);
@@ -238,7 +251,7 @@ describe('the log writer', () => {
   test('the spill cap: past logs.spillMaxBytes rows are dropped and counted as spill_full', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'genway-spill-unit-'));
     const store = batchingStore();
-    store.insertLines = () => Promise.reject(new Error('down'));
+    store.insertCopy = () => Promise.reject(new Error('down'));
     const metrics = createMetrics();
     const writer = new LogWriter(store, new LogSpill(dir, 8000), options, metrics, quiet);
     try {
