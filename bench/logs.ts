@@ -1,8 +1,8 @@
 /**
  * npm run bench:logs — BENCH_LOGS_ROWS (10,000,000) request-log rows written to PostgreSQL through the log store's
- * own insert (multi-row, 2,000 a batch, one at a time: what one replica's writer sends), spread over 1,000 accounts,
- * 5 keys each, 10 models and the last 10 days (10 daily partitions). Reports rows/s sustained against a baseline
- * measured in the same run on the same table and indexes: the server inserting generated rows itself
+ * own insert (COPY in the binary format, 2,000 a batch, one at a time: what one replica's writer sends), spread over
+ * 1,000 accounts, 5 keys each, 10 models and the last 10 days (10 daily partitions). Reports rows/s sustained against a
+ * baseline measured in the same run on the same table and indexes: the server inserting generated rows itself
  * (INSERT ... SELECT generate_series, no client, no network), the ceiling of any client. Then the console's default
  * query (an account's newest 50 rows) and its filtered and second pages, BENCH_LOGS_QUERIES (300) each on random
  * accounts: p50 and p95 against the 100 ms target.
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
       process.stderr.write(`${name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms\n`);
     }
     const body = [
-      `${ROWS.toLocaleString('en')} rows over ${ACCOUNTS} accounts (5 keys each), 10 models and ${DAYS} daily partitions, written through \`PostgresLogStore.insertRequests\` (multi-row insert of ${BATCH} rows, one batch at a time: one replica's writer), on ${process.env.BENCH_DATABASE_URL ? 'the given server' : 'a private PostgreSQL (default settings but shared_buffers 512 MB, fsync on)'}. ${machine}`,
+      `${ROWS.toLocaleString('en')} rows over ${ACCOUNTS} accounts (5 keys each), 10 models and ${DAYS} daily partitions, written through \`PostgresLogStore.insertRequests\` (COPY of ${BATCH} rows in the binary format, one batch at a time: one replica's writer), on ${process.env.BENCH_DATABASE_URL ? 'the given server' : 'a private PostgreSQL (default settings but shared_buffers 512 MB, fsync on)'}. ${machine}`,
       '',
       '| writer | rows/s | against the baseline |',
       '| - | - | - |',
