@@ -29,7 +29,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
 }
 
 /** What a checked-out connection's own error is met with: the query it was running (or the next) fails instead. */
-const ignoreDropped = (): void => undefined;
+export const ignoreDropped = (): void => undefined;
 
 /**
  * Runs `work` in one transaction holding the advisory lock `lock` (replicas doing the same work wait for each other).

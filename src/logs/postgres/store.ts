@@ -16,7 +16,7 @@ import type {
   StoredAuditRow,
   StoredRequestLog,
 } from '../types';
-import { migrate, underLock } from './migrations';
+import { ignoreDropped, migrate, underLock } from './migrations';
 
 const DAY_MS = 86_400_000;
 /** The tables partitioned by day, and which retention drops their days. */
@@ -293,13 +293,18 @@ export class PostgresLogStore implements LogStore {
     const sql = statements.join(';\n');
     await this.inserting(rows.times, async () => {
       const client = await this.pool.connect();
+      // A connection that drops mid-COPY errors on the client as well as on the COPY (see underLock).
+      client.on('error', ignoreDropped);
+      let failed: Error | undefined;
       try {
         await copyIn(client, sql, rows.copy());
-        client.release();
       } catch (err) {
         // The server rolled the statements back; the connection is not trusted again.
-        client.release(err as Error);
+        failed = err as Error;
         throw err;
+      } finally {
+        client.off('error', ignoreDropped);
+        client.release(failed);
       }
     });
   }
