@@ -342,9 +342,14 @@ function rowOfTuple(b: Buffer, p: number): RequestLogRow {
     else values.push(Math.round(b.readFloatBE(p) * 1000) / 1000);
     p += n;
   }
-  const v = values;
+  values[0] = (values[0] as number) / 1000 + EPOCH_2000_MS; // µs since 2000, as epoch ms
+  return rowOfValues(values);
+}
+
+/** A row of its values in COPY_COLUMNS' order (also how an earlier version's spill files held them). */
+export function rowOfValues(v: readonly unknown[]): RequestLogRow {
   return {
-    time: (v[0] as number) / 1000 + EPOCH_2000_MS,
+    time: v[0] as number,
     requestId: v[1] as string,
     accountId: v[2] as string | null,
     keyId: v[3] as string | null,

@@ -3,7 +3,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { CopyRows } from './copy-rows';
+import { CopyRows, rowOfValues } from './copy-rows';
 import type { AuditRow, RequestBodies, RequestLogRow } from './types';
 
 /**
@@ -45,38 +45,6 @@ function batchOfLine(line: string): SpilledBatch {
       ? CopyRows.ofTuples(Buffer.from(read.tuples, 'base64'))
       : CopyRows.ofRows(read.values ? read.values.map(rowOfValues) : (read.rows ?? []));
   return { id: read.id, kind: 'requests', copy, bodies: read.bodies ?? [] };
-}
-
-/** A row of an earlier version's spill file: its values in the insert's column order. */
-function rowOfValues(v: unknown[]): RequestLogRow {
-  return {
-    time: v[0] as number,
-    requestId: v[1] as string,
-    accountId: v[2] as string | null,
-    keyId: v[3] as string | null,
-    surface: v[4] as RequestLogRow['surface'],
-    method: v[5] as string,
-    route: v[6] as string,
-    model: v[7] as string | null,
-    upstream: v[8] as string | null,
-    upstreamModel: v[9] as string | null,
-    status: v[10] as number,
-    errorType: v[11] as string | null,
-    inputTokens: v[12] as number | null,
-    outputTokens: v[13] as number | null,
-    cachedTokens: v[14] as number | null,
-    cacheWriteTokens: v[15] as number | null,
-    reasoningTokens: v[16] as number | null,
-    costMicros: v[17] as number,
-    latencyMs: v[18] as number,
-    ttfbMs: v[19] as number | null,
-    userAgent: v[20] as string | null,
-    clientIp: v[21] as string | null,
-    taskId: v[22] as string | null,
-    batchId: v[23] as string | null,
-    requestBytes: v[24] as number | null,
-    responseBytes: v[25] as number | null,
-  };
 }
 
 /** A spill file untouched this long belongs to no live process (its writer died): any process may replay it. */

@@ -71,7 +71,7 @@ SELECT to_timestamp((e->>0)::float8 / 1000.0), e->>1, e->>2, e->>3, e->>4, e->5,
 FROM jsonb_array_elements($2::jsonb) AS e`;
 
 /** Drops every `\u0000` escape of a JSON text (one whose backslash is not itself escaped). */
-export function withoutNul(json: string): string {
+function withoutNul(json: string): string {
   return json.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1');
 }
 
