@@ -151,7 +151,8 @@ async function main(): Promise<void> {
         );
         startNeed =
           genways.reduce((sum, t, i) => sum + procCpuSeconds(t.pid!) - before[i], 0) / PACED_SECONDS;
-        if (startNeed > BUSY_AT_MOST) rate = Math.floor((START_RATE * BUSY_AT_MOST) / startNeed / 50) * 50;
+        if (startNeed > BUSY_AT_MOST)
+          rate = Math.max(50, Math.floor((START_RATE * BUSY_AT_MOST) / startNeed / 50) * 50);
         process.stderr.write(
           `open loop: ${startNeed.toFixed(2)} CPU-seconds a second at ${START_RATE} req/s each; the run uses ${rate}\n`,
         );

@@ -4,8 +4,8 @@ import type { RequestLogRow, Surface } from './types';
  * Request rows as PostgreSQL's COPY takes them in its binary format: each row a tuple of its 26 fields, each field its
  * length (-1: null) and its value's bytes in the column's own binary form (timestamptz as µs since 2000, integers and
  * floats big-endian, text as UTF-8). The server then parses nothing: no text to read into numbers and times, no jsonb
- * to take apart. It costs the database about 0.7x the CPU per row of the multi-row insert from a jsonb array it
- * replaced (docs/performance.md, bench:logs:db). A call's row is written once, when it is taken from the call, straight
+ * to take apart. It costs the database 0.78x to 0.80x the CPU per row of the multi-row insert from a jsonb array it
+ * replaced (bench:logs:db; 0.71x over bench:logs:gateway's closed loop: docs/performance.md). A call's row is written once, when it is taken from the call, straight
  * into the batch it goes in.
  *
  * A value a column cannot hold (a token count past int4, a NaN latency) is written as null, or as 0 in a column that
