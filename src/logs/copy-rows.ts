@@ -13,13 +13,43 @@ import type { RequestLogRow, Surface } from './types';
  * PostgreSQL's text cannot hold NUL, so a string's NUL characters are dropped.
  */
 
-/** The columns a tuple's fields fill, in order (the table's `id` takes its default). */
-export const COPY_COLUMNS = `time, request_id, account_id, key_id, surface, method, route, model, upstream,
-  upstream_model, status, error_type, input_tokens, output_tokens, cached_tokens, cache_write_tokens,
-  reasoning_tokens, cost_micros, latency_ms, ttfb_ms, user_agent, client_ip, task_id, batch_id, request_bytes,
-  response_bytes`;
+/**
+ * The columns a tuple's fields fill, in order, each with its binary form (the table's `id` takes its default). `time`
+ * is an int8 of µs since 2000, as timestamptz is sent.
+ */
+const COLUMNS = [
+  ['time', 'int8'],
+  ['request_id', 'text'],
+  ['account_id', 'text'],
+  ['key_id', 'text'],
+  ['surface', 'text'],
+  ['method', 'text'],
+  ['route', 'text'],
+  ['model', 'text'],
+  ['upstream', 'text'],
+  ['upstream_model', 'text'],
+  ['status', 'int2'],
+  ['error_type', 'text'],
+  ['input_tokens', 'int4'],
+  ['output_tokens', 'int4'],
+  ['cached_tokens', 'int4'],
+  ['cache_write_tokens', 'int4'],
+  ['reasoning_tokens', 'int4'],
+  ['cost_micros', 'int8'],
+  ['latency_ms', 'float4'],
+  ['ttfb_ms', 'float4'],
+  ['user_agent', 'text'],
+  ['client_ip', 'text'],
+  ['task_id', 'text'],
+  ['batch_id', 'text'],
+  ['request_bytes', 'int8'],
+  ['response_bytes', 'int8'],
+] as const;
 
-const FIELDS = 26;
+/** The COPY's column list. */
+export const COPY_COLUMNS = COLUMNS.map(([name]) => name).join(', ');
+const KINDS = COLUMNS.map(([, kind]) => kind);
+const FIELDS = COLUMNS.length;
 /** The signature, the flags (none) and the header extension's length (none). */
 const HEADER = Uint8Array.from([
   0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -214,8 +244,8 @@ export class CopyRows {
     run.keep(texts, this.bytes.subarray(start, this.used));
   }
 
-  /** A field's length (or -1: null), big-endian. */
-  private length(n: number): void {
+  /** A big-endian 32-bit integer: a field's length (-1: null), or an int4 value or half of an int8. */
+  private int32(n: number): void {
     const b = this.bytes;
     const p = this.used;
     b[p] = n >>> 24;
@@ -226,7 +256,7 @@ export class CopyRows {
   }
 
   private str(s: string | null): void {
-    if (s === null) return this.length(-1);
+    if (s === null) return this.int32(-1);
     const b = this.bytes;
     const start = this.used + 4;
     let p = start;
@@ -238,35 +268,35 @@ export class CopyRows {
       }
       b[p++] = c;
     }
-    this.length(p - start);
+    this.int32(p - start);
     this.used = p;
   }
 
   private int2(n: number): void {
     const v = Number.isInteger(n) && n >= -32768 && n <= 32767 ? n : 0; // NOT NULL: status
-    this.length(2);
+    this.int32(2);
     this.bytes[this.used++] = (v >>> 8) & 0xff;
     this.bytes[this.used++] = v & 0xff;
   }
 
   private int4(n: number | null): void {
-    if (n === null || !Number.isInteger(n) || n < INT4_MIN || n > INT4_MAX) return this.length(-1);
-    this.length(4);
-    this.length(n); // the same four big-endian bytes
+    if (n === null || !Number.isInteger(n) || n < INT4_MIN || n > INT4_MAX) return this.int32(-1);
+    this.int32(4);
+    this.int32(n);
   }
 
   /** A whole number of up to 53 bits as int8: its high and low 32 bits (the high ones sign-extended). */
   private int8(n: number | null, notNull: boolean): void {
-    if (n === null || !Number.isSafeInteger(n)) return notNull ? this.int8(0, true) : this.length(-1);
+    if (n === null || !Number.isSafeInteger(n)) return notNull ? this.int8(0, true) : this.int32(-1);
     const high = Math.floor(n / TWO_32);
-    this.length(8);
-    this.length(high | 0);
-    this.length((n - high * TWO_32) >>> 0);
+    this.int32(8);
+    this.int32(high | 0);
+    this.int32((n - high * TWO_32) >>> 0);
   }
 
   private float4(n: number | null, notNull: boolean): void {
-    if (n === null || !Number.isFinite(n)) return notNull ? this.float4(0, true) : this.length(-1);
-    this.length(4);
+    if (n === null || !Number.isFinite(n)) return notNull ? this.float4(0, true) : this.int32(-1);
+    this.int32(4);
     this.bytes.writeFloatBE(n, this.used);
     this.used += 4;
   }
@@ -377,33 +407,3 @@ export function rowOfValues(v: readonly unknown[]): RequestLogRow {
     responseBytes: v[25] as number | null,
   };
 }
-
-/** Each field's binary form, in COPY_COLUMNS' order. */
-const KINDS = [
-  'int8', // time, as µs since 2000
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'text',
-  'int2',
-  'text',
-  'int4',
-  'int4',
-  'int4',
-  'int4',
-  'int4',
-  'int8',
-  'float4',
-  'float4',
-  'text',
-  'text',
-  'text',
-  'text',
-  'int8',
-  'int8',
-] as const;

@@ -1,37 +1,7 @@
 import { MemoryLogStore } from '../../src/logs/memory';
-import type { RequestLogRow } from '../../src/logs/types';
+import { logRow as row } from '../helpers/log-rows';
 
 const DAY = 86_400_000;
-
-const row = (i: number, over: Partial<RequestLogRow> = {}): RequestLogRow => ({
-  time: 1_800_000_000_000 + i,
-  requestId: `r${i}`,
-  accountId: `acct_${i % 3}`,
-  keyId: `key_${i % 5}`,
-  surface: 'gateway',
-  method: 'POST',
-  route: '/v1/messages',
-  model: i % 2 ? 'claude' : 'gpt',
-  upstream: 'anthropic',
-  upstreamModel: 'claude-x',
-  status: i % 7 === 0 ? 429 : 200,
-  errorType: null,
-  inputTokens: i,
-  outputTokens: 2 * i,
-  cachedTokens: 0,
-  cacheWriteTokens: 0,
-  reasoningTokens: null,
-  costMicros: 10 * i,
-  latencyMs: 1.5,
-  ttfbMs: null,
-  userAgent: 'agent/1 ü ✓',
-  clientIp: '127.0.0.1',
-  taskId: null,
-  batchId: null,
-  requestBytes: null,
-  responseBytes: null,
-  ...over,
-});
 
 const store = (requestRows: number) =>
   new MemoryLogStore({
