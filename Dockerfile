@@ -28,6 +28,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # node itself is PID 1's child-free entry: SIGTERM reaches Genway's graceful shutdown directly.
-# A young generation of 8 MB a semi-space keeps long streams out of back-to-back full collections (docs/decisions.md).
-ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/main.js"]
+# A young generation of 8 MB a semi-space and an old generation configured at 64 MB keep long streams out of
+# back-to-back full collections (docs/decisions.md).
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--initial-old-space-size=64", "dist/main.js"]
 CMD ["serve"]

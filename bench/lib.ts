@@ -37,9 +37,9 @@ export async function freePort(): Promise<number> {
 
 /**
  * How the image (the Dockerfile's ENTRYPOINT) and `npm start` start node, so Genway is benched as it is deployed: a
- * young generation of 8 MB a semi-space (docs/decisions.md).
+ * young generation of 8 MB a semi-space and an old generation configured at 64 MB (docs/decisions.md).
  */
-export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8'];
+export const DEPLOYED_NODE_FLAGS = ['--max-semi-space-size=8', '--initial-old-space-size=64'];
 
 /** Node / V8 flags named in an environment variable, space-separated; undefined when it is unset (`''`: none). */
 export const flagsFromEnv = (name: string): string[] | undefined =>

@@ -1,7 +1,7 @@
 /**
  * npm run bench:startup — how long Genway takes from process start to answering /healthz, against the floor of this
  * machine: a bare node:http server answering its own /healthz, started the same way in the same rounds. Rows: Genway
- * embedded and on Redis (`node --max-semi-space-size=8 dist/main.js serve`, as the image runs it; on Redis also to
+ * embedded and on Redis (`node <DEPLOYED_NODE_FLAGS> dist/main.js serve`, as the image runs it; on Redis also to
  * /readyz, the store answering), and `npm start` on a built, unchanged tree (npm, the build's check, then the same
  * process).
  * Each run's breakdown comes from its `genway listening` line (`startupMs`, src/observability/startup.ts). Rounds
