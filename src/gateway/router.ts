@@ -45,7 +45,6 @@ import { bindUpstreams, renderError, type Upstream } from './upstream';
 import type { ModelCall, UpstreamRequest } from './upstreams/types';
 import { createUsageTap, type UsageReading, type UsageTap } from './usage';
 import {
-  mayReference,
   modelLookalike,
   refsIn,
   snapshotBase,
@@ -977,7 +976,7 @@ export function createGateway({
       spec?.call && (modelRoutes.size > 0 || vendor.mountOnly) ? plan(vendor, model) : undefined;
     if (planned) {
       // A routed call may still name objects (a file id, a cached content): only its own account's.
-      const named = namedObjects(spec, vendor, params, r, text, json);
+      const named = namedObjects(spec, vendor, params, r, json);
       if (named.length) await ownedBy(auth, vendor.name, named);
       return forwardRouted(req, res, call, r, spec as RoutedSpec, auth, model!, text, json, planned);
     }
@@ -985,7 +984,7 @@ export function createGateway({
     const upstream = own;
 
     // Objects this call names: bound to the account that made them, and to the vendor key that made them.
-    const named = namedObjects(spec, vendor, params, r, text, json);
+    const named = namedObjects(spec, vendor, params, r, json);
     let owner: ObjectOwner | undefined;
     let key: VendorKey | undefined;
     if (named.length) {
@@ -1435,7 +1434,6 @@ function namedObjects(
   vendor: VendorDefinition,
   params: Record<string, string>,
   r: { path: string; query: string },
-  text: string | undefined,
   json: Json | undefined,
 ): string[] {
   const ids: string[] = [];
@@ -1450,9 +1448,7 @@ function namedObjects(
     r.query && (spec === undefined || spec.objectQuery) ? new URLSearchParams(r.query) : undefined;
   if (spec?.objectQuery && query) ids.push(...query.getAll(spec.objectQuery).filter(Boolean));
   const refs = vendor.refs;
-  if (refs && (spec === undefined || spec.refs) && json && text && mayReference(text, refs)) {
-    ids.push(...refsIn(json, refs));
-  }
+  if (refs && (spec === undefined || spec.refs) && json) ids.push(...refsIn(json, refs));
   if (spec === undefined) {
     let path = r.path;
     try {

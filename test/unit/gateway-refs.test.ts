@@ -1,18 +1,24 @@
-import { mayReference, refsIn } from '../../src/gateway/vendor';
+import { refsIn } from '../../src/gateway/vendor';
 import { VENDORS } from '../../src/gateway/vendors';
 
 /** Object references in request bodies, as each vendor's `refs` read them (the isolation check's input). */
 describe('body references', () => {
   test.each(VENDORS.filter((v) => v.refs).map((v) => [v.name, v.refs!] as const))(
-    '%s: every referencing field is found by the raw-text search, so no field is left unwalked',
+    '%s: every referencing field is found at any depth, its name escaped or not, and nothing else is',
     (_name, refs) => {
+      // A value each field's `idOf` reads as an id (a file's URL, a resource name, a bare id).
+      const values = ['https://x/v1beta/files/abc', 'cachedContents/c1', 'fileSearchStores/s1', 'file-1'];
       for (const field of refs.fields) {
-        const text = JSON.stringify({ deep: [{ [field]: 'x' }] });
-        expect([field, mayReference(text, refs)]).toEqual([field, true]);
+        const value = values.find((v) => (refs.idOf ? refs.idOf(v) : v));
+        const plain = refsIn(JSON.parse(JSON.stringify({ deep: [{ [field]: value }] })), refs);
+        // The field's first character as a JSON escape: JSON.parse decodes it, so the walk sees the name.
+        const escaped = `{"deep":[{"\\u${field.charCodeAt(0).toString(16).padStart(4, '0')}${field.slice(1)}":${JSON.stringify(value)}}]}`;
+        expect([field, plain]).toEqual([field, [refs.idOf ? refs.idOf(value!) : value]]);
+        expect([field, refsIn(JSON.parse(escaped), refs)]).toEqual([field, plain]);
       }
-      expect(mayReference('{"model":"m","messages":[{"content":"hi"}]}', refs)).toBe(false);
-      // An escape could spell any name: the body is walked.
-      expect(mayReference('{"m\\u006fdel":"m"}', refs)).toBe(true);
+      expect(refsIn(JSON.parse('{"model":"m","messages":[{"content":"file_id fileUri"}]}'), refs)).toEqual(
+        [],
+      );
     },
   );
 

@@ -212,7 +212,6 @@ export const gemini: VendorDefinition<'gemini'> = {
   // `fileData.fileUri`, `cachedContent`, a batch's or an import's `fileName`, a file search tool's stores; both
   // spellings (the REST API takes snake_case too).
   refs: {
-    hints: ['ile', 'ached'],
     fields: new Set([
       'fileUri',
       'file_uri',
