@@ -93,32 +93,48 @@ describeRedis('the Redis key gate across replicas', () => {
   }
 
   /**
-   * Counts key_gate.lua runs against one bucket (MONITOR on a connection of its own). A MONITOR line that arrives as
-   * the connection is being closed makes ioredis emit "Command queue state error" (redis/ioredis#1981): after stop()
-   * that is ignored; before it, count() fails with it, so a count is never read off a broken monitor.
+   * Counts key_gate.lua runs against one bucket (MONITOR on a connection of its own). ioredis marks a connection as
+   * monitoring a tick after MONITOR's reply, so a MONITOR line that arrives with that reply (a busy server: other
+   * suites' commands) is read as a reply to no command, "Command queue state error" (redis/ioredis#1981); so is one
+   * that arrives as the connection closes. The connection has its error listener before it connects: an error before
+   * it monitors starts another (a line then missed is from before any counted call); after it, count() fails with it,
+   * so a count is never read off a broken monitor; after stop() it is ignored.
    */
   async function countGateRuns(bucketId: string): Promise<{ count(): number; stop(): void }> {
     const bucket = redisKeys(prefix).rateLimit(bucketId);
-    const monitor = await (a.redis as Redis).monitor();
-    let n = 0;
-    let stopped = false;
-    let failed: Error | undefined;
-    monitor.on('monitor', (_time: string, args: string[]) => {
-      if (/^eval/i.test(args[0]) && args.includes(bucket)) n++;
-    });
-    monitor.on('error', (err: Error) => {
-      if (!stopped) failed ??= err;
-    });
-    return {
-      count: () => {
-        if (failed) throw failed;
-        return n;
-      },
-      stop: () => {
-        stopped = true;
+    for (let attempt = 1; ; attempt++) {
+      const monitor = (a.redis as Redis).duplicate({ monitor: true, lazyConnect: true });
+      let n = 0;
+      let monitoring = false;
+      let stopped = false;
+      let failed: Error | undefined;
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (/^eval/i.test(args[0]) && args.includes(bucket)) n++;
+      });
+      const started = new Promise<boolean>((resolve) => {
+        monitor.once('monitoring', () => resolve((monitoring = true)));
+        monitor.on('error', (err: Error) => {
+          if (!monitoring) resolve(false);
+          else if (!stopped) failed ??= err;
+        });
+      });
+      void monitor.connect().catch(() => undefined);
+      if (!(await started)) {
         monitor.disconnect();
-      },
-    };
+        if (attempt === 5) throw new Error('MONITOR did not start in 5 attempts');
+        continue;
+      }
+      return {
+        count: () => {
+          if (failed) throw failed;
+          return n;
+        },
+        stop: () => {
+          stopped = true;
+          monitor.disconnect();
+        },
+      };
+    }
   }
 
   test('two replicas share one bucket: together they admit at most burst + rate x elapsed', async () => {
