@@ -1,4 +1,4 @@
-import type { RequestLogRow, Surface } from './types';
+import type { RequestLogRow } from './types';
 
 /*
  * Request rows as PostgreSQL's COPY takes them in its binary format: each row a tuple of its 26 fields, each field its
@@ -14,41 +14,46 @@ import type { RequestLogRow, Surface } from './types';
  */
 
 /**
- * The columns a tuple's fields fill, in order, each with its binary form (the table's `id` takes its default). `time`
- * is an int8 of µs since 2000, as timestamptz is sent.
+ * The columns a tuple's fields fill, in order, each with its binary form and the row's field it holds (the table's
+ * `id` takes its default). `time` is an int8 of µs since 2000, as timestamptz is sent.
  */
 const COLUMNS = [
-  ['time', 'int8'],
-  ['request_id', 'text'],
-  ['account_id', 'text'],
-  ['key_id', 'text'],
-  ['surface', 'text'],
-  ['method', 'text'],
-  ['route', 'text'],
-  ['model', 'text'],
-  ['upstream', 'text'],
-  ['upstream_model', 'text'],
-  ['status', 'int2'],
-  ['error_type', 'text'],
-  ['input_tokens', 'int4'],
-  ['output_tokens', 'int4'],
-  ['cached_tokens', 'int4'],
-  ['cache_write_tokens', 'int4'],
-  ['reasoning_tokens', 'int4'],
-  ['cost_micros', 'int8'],
-  ['latency_ms', 'float4'],
-  ['ttfb_ms', 'float4'],
-  ['user_agent', 'text'],
-  ['client_ip', 'text'],
-  ['task_id', 'text'],
-  ['batch_id', 'text'],
-  ['request_bytes', 'int8'],
-  ['response_bytes', 'int8'],
-] as const;
+  ['time', 'int8', 'time'],
+  ['request_id', 'text', 'requestId'],
+  ['account_id', 'text', 'accountId'],
+  ['key_id', 'text', 'keyId'],
+  ['surface', 'text', 'surface'],
+  ['method', 'text', 'method'],
+  ['route', 'text', 'route'],
+  ['model', 'text', 'model'],
+  ['upstream', 'text', 'upstream'],
+  ['upstream_model', 'text', 'upstreamModel'],
+  ['status', 'int2', 'status'],
+  ['error_type', 'text', 'errorType'],
+  ['input_tokens', 'int4', 'inputTokens'],
+  ['output_tokens', 'int4', 'outputTokens'],
+  ['cached_tokens', 'int4', 'cachedTokens'],
+  ['cache_write_tokens', 'int4', 'cacheWriteTokens'],
+  ['reasoning_tokens', 'int4', 'reasoningTokens'],
+  ['cost_micros', 'int8', 'costMicros'],
+  ['latency_ms', 'float4', 'latencyMs'],
+  ['ttfb_ms', 'float4', 'ttfbMs'],
+  ['user_agent', 'text', 'userAgent'],
+  ['client_ip', 'text', 'clientIp'],
+  ['task_id', 'text', 'taskId'],
+  ['batch_id', 'text', 'batchId'],
+  ['request_bytes', 'int8', 'requestBytes'],
+  ['response_bytes', 'int8', 'responseBytes'],
+] as const satisfies readonly (readonly [string, string, keyof RequestLogRow])[];
 
 /** The COPY's column list. */
 export const COPY_COLUMNS = COLUMNS.map(([name]) => name).join(', ');
 const KINDS = COLUMNS.map(([, kind]) => kind);
+const ROW_FIELDS = COLUMNS.map(([, , field]) => field);
+/** Every field of a row has its column: a field added to RequestLogRow without one does not compile. */
+const EVERY_FIELD: Exclude<keyof RequestLogRow, (typeof ROW_FIELDS)[number]> extends never ? true : never =
+  true;
+void EVERY_FIELD;
 const FIELDS = COLUMNS.length;
 /** The signature, the flags (none) and the header extension's length (none). */
 const HEADER = Uint8Array.from([
@@ -378,32 +383,5 @@ function rowOfTuple(b: Buffer, p: number): RequestLogRow {
 
 /** A row of its values in COPY_COLUMNS' order (also how an earlier version's spill files held them). */
 export function rowOfValues(v: readonly unknown[]): RequestLogRow {
-  return {
-    time: v[0] as number,
-    requestId: v[1] as string,
-    accountId: v[2] as string | null,
-    keyId: v[3] as string | null,
-    surface: v[4] as Surface,
-    method: v[5] as string,
-    route: v[6] as string,
-    model: v[7] as string | null,
-    upstream: v[8] as string | null,
-    upstreamModel: v[9] as string | null,
-    status: v[10] as number,
-    errorType: v[11] as string | null,
-    inputTokens: v[12] as number | null,
-    outputTokens: v[13] as number | null,
-    cachedTokens: v[14] as number | null,
-    cacheWriteTokens: v[15] as number | null,
-    reasoningTokens: v[16] as number | null,
-    costMicros: v[17] as number,
-    latencyMs: v[18] as number,
-    ttfbMs: v[19] as number | null,
-    userAgent: v[20] as string | null,
-    clientIp: v[21] as string | null,
-    taskId: v[22] as string | null,
-    batchId: v[23] as string | null,
-    requestBytes: v[24] as number | null,
-    responseBytes: v[25] as number | null,
-  };
+  return Object.fromEntries(ROW_FIELDS.map((field, i) => [field, v[i]])) as unknown as RequestLogRow;
 }
